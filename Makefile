@@ -1,0 +1,231 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ocq - the two faces of this Makefile:
+#  - inside Kbuild (KERNELRELEASE set), it only includes the Kbuild file;
+#  - otherwise it is the user-facing make: fetch a Debian kernel, build, test in a VM.
+
+ifneq ($(KERNELRELEASE),)
+include $(dir $(lastword $(MAKEFILE_LIST)))Kbuild
+else
+
+# A Debian linux-image metapackage: linux-image-amd64 (6.1), linux-image-6.12-amd64,
+# linux-image-6.12-rt-amd64, linux-image-cloud-amd64, ...
+KERNEL ?= linux-image-amd64
+# A prepared kernel build tree; when given, build against it (no fetch, no VM).
+KDIR ?=
+# Tests to run (make check): space-separated patterns on the test name.
+TESTS ?=
+# Extra options of ocq-demo run (make demo), e.g. ARGS="--path naive --duration 5".
+ARGS ?=
+SMP ?= 2
+W ?= 1
+# make check runs the host tests first (model checker, send-accounting and front-end
+# unit tests): SIM=1 always, SIM=0 never, empty: when no TESTS= subset is asked for.
+SIM ?=
+# 1 (or kasan): build, boot and test our debug kernel (lockdep, KASAN, kmemleak, ...)
+# instead of KERNEL=; kcsan: the same with KCSAN instead of KASAN (Documentation/debug-kernel.rst)
+DEBUG_KERNEL ?=
+export DEBUG_KERNEL
+# make install: staging directory (packaging), module tree root (kernel style), prefix of
+# the headers and of ocq-demo
+DESTDIR ?=
+INSTALL_MOD_PATH ?=
+PREFIX ?= /usr/local
+
+VM := tools/testing/vm
+SHELL := /bin/bash
+
+.PHONY: all kernel check check-runner demo lint clean help sim sim-deep host-tests \
+	install uninstall install-files uninstall-files dkms-check htmldocs
+
+HOST_TESTS := tools/testing/sq_acct tools/ocq-demo
+
+ifeq ($(KDIR),)
+
+all:
+	@W='$(W)' $(VM)/build.sh '$(KERNEL)' >/dev/null
+
+kernel:
+	@if [ -n '$(DEBUG_KERNEL)' ] && [ '$(DEBUG_KERNEL)' != 0 ]; then \
+		$(VM)/debug-kernel.sh '$(DEBUG_KERNEL)'; else $(VM)/kernel.sh '$(KERNEL)'; fi
+
+check:
+	@if [ '$(SIM)' = 1 ] || { [ -z '$(SIM)' ] && [ -z '$(TESTS)' ]; }; then \
+		$(MAKE) --no-print-directory host-tests || \
+		{ echo 'check: the host tests failed'; echo '0 passed, 1 failed, 0 skipped'; \
+		  exit 1; }; fi
+	@W='$(W)' SMP='$(SMP)' TESTS='$(TESTS)' $(VM)/check.sh '$(KERNEL)'
+
+check-runner:
+	@W='$(W)' SMP='$(SMP)' $(VM)/check-runner.sh '$(KERNEL)'
+
+demo:
+	@W='$(W)' SMP='$(SMP)' ARGS='$(ARGS)' $(VM)/demo.sh '$(KERNEL)'
+
+# tools/lint/lint.sh gets the kernel's variables in its environment: KVER, ROOT, KH,
+# KCOMMON_MAKEFILE, KMAKE_EXTRA, VMLINUX, KCONFIG (see tools/testing/vm/kernel.sh).
+lint:
+	@env=$$($(VM)/kernel.sh '$(KERNEL)' | tail -1) && set -a && . "$$env" && set +a && \
+		tools/lint/lint.sh
+
+# Installs what "all" built for KERNEL= (build/<kver>/ko/); for the running kernel, give
+# KDIR=/lib/modules/$(uname -r)/build.
+install:
+	@env=$$(W='$(W)' $(VM)/build.sh '$(KERNEL)' | tail -1) && . "$$env" && \
+		$(MAKE) --no-print-directory install-files KVER="$$KVER" \
+		KO_DIR="build/$$KVER/ko" SYMVERS="build/$$KVER/src/Module.symvers"
+
+uninstall:
+	@env=$$($(VM)/kernel.sh '$(KERNEL)' | tail -1) && . "$$env" && \
+		$(MAKE) --no-print-directory uninstall-files KVER="$$KVER"
+
+dkms-check:
+	@tools/testing/dkms.sh '$(KERNEL)'
+
+else # KDIR given: a standard Kbuild build against that tree
+
+all:
+	$(MAKE) -C '$(KDIR)' M='$(CURDIR)' W='$(W)' modules
+
+kernel check check-runner demo dkms-check:
+	@echo "make $@: not possible with KDIR= (it boots a Debian kernel in a VM);" \
+		"run without KDIR, e.g. make $@ KERNEL=linux-image-amd64" >&2; exit 2
+
+lint:
+	@KH='$(KDIR)' KCOMMON_MAKEFILE='$(KDIR)/Makefile' KMAKE_EXTRA= \
+		KVER="$$($(MAKE) -s -C '$(KDIR)' kernelrelease 2>/dev/null)" \
+		KCONFIG='$(KDIR)/.config' tools/lint/lint.sh
+
+install: all
+	@$(MAKE) --no-print-directory -C tools/ocq-demo >/dev/null
+	@kver=$$($(MAKE) -s -C '$(KDIR)' kernelrelease) && [ -n "$$kver" ] && \
+		$(MAKE) --no-print-directory install-files KVER="$$kver" KO_DIR=. \
+		SYMVERS=Module.symvers
+
+uninstall:
+	@kver=$$($(MAKE) -s -C '$(KDIR)' kernelrelease) && [ -n "$$kver" ] && \
+		$(MAKE) --no-print-directory uninstall-files KVER="$$kver"
+
+endif
+
+# make install's work, once KVER and the modules are known (KO_DIR: where the .ko files
+# are, searched below it; SYMVERS: the Module.symvers of that build). Layout:
+#   $(DESTDIR)$(INSTALL_MOD_PATH)/lib/modules/KVER/updates/{ib_ocq,ocq_demo}.ko
+#   $(DESTDIR)$(PREFIX)/include/ocq/rdma/{ib_ocq,ib_sq_acct}.h
+#   $(DESTDIR)$(PREFIX)/lib/ocq/KVER/Module.symvers   (ib_ocq's exports, for other modules)
+#   $(DESTDIR)$(PREFIX)/sbin/ocq-demo
+# depmod runs on / or on $(INSTALL_MOD_PATH); not into a DESTDIR staging tree, where the
+# package's own scripts run it on the target.
+OCQ_MODULES := ib_ocq ocq_demo
+OCQ_HEADERS := ib_ocq.h ib_sq_acct.h
+MOD_DIR = $(DESTDIR)$(INSTALL_MOD_PATH)/lib/modules/$(KVER)
+
+define ocq_depmod
+	@if [ -n '$(DESTDIR)' ]; then \
+		echo "  DEPMOD  skipped (DESTDIR): run depmod -a $(KVER) on the target"; \
+	elif ! command -v depmod >/dev/null; then \
+		echo "  DEPMOD  skipped: no depmod; run depmod -a $(KVER)"; \
+	elif [ -n '$(INSTALL_MOD_PATH)' ] && [ ! -f '$(MOD_DIR)/modules.builtin' ]; then \
+		echo "  DEPMOD  skipped: $(MOD_DIR) is not a kernel's module tree"; \
+	else \
+		echo "  DEPMOD  $(KVER)"; depmod -a $(if $(INSTALL_MOD_PATH),-b '$(INSTALL_MOD_PATH)') $(KVER); \
+	fi
+endef
+
+install-files:
+	@[ -n '$(KVER)' ] || { echo 'install: no kernel release' >&2; exit 1; }
+	@install -d '$(MOD_DIR)/updates'
+	@for m in $(OCQ_MODULES); do \
+		ko=$$(find '$(KO_DIR)' -name "$$m.ko" -not -path '*/.cache/*' | head -1); \
+		[ -n "$$ko" ] || { echo "install: $$m.ko not built" >&2; exit 1; }; \
+		echo "  INSTALL $(MOD_DIR)/updates/$$m.ko"; \
+		install -m 644 "$$ko" '$(MOD_DIR)/updates/'; done
+	@install -d '$(DESTDIR)$(PREFIX)/include/ocq/rdma' '$(DESTDIR)$(PREFIX)/lib/ocq/$(KVER)' \
+		'$(DESTDIR)$(PREFIX)/sbin'
+	@for h in $(OCQ_HEADERS); do \
+		echo "  INSTALL $(DESTDIR)$(PREFIX)/include/ocq/rdma/$$h"; \
+		install -m 644 include/rdma/$$h '$(DESTDIR)$(PREFIX)/include/ocq/rdma/'; done
+	@echo "  INSTALL $(DESTDIR)$(PREFIX)/lib/ocq/$(KVER)/Module.symvers"
+	@awk -F '\t' -v OFS='\t' '$$3 ~ /(^|\/)ib_ocq$$/ { $$3 = "ib_ocq"; print }' '$(SYMVERS)' \
+		> '$(DESTDIR)$(PREFIX)/lib/ocq/$(KVER)/Module.symvers'
+	@echo "  INSTALL $(DESTDIR)$(PREFIX)/sbin/ocq-demo"
+	@install -m 755 build/ocq-demo/ocq-demo '$(DESTDIR)$(PREFIX)/sbin/'
+	$(ocq_depmod)
+
+uninstall-files:
+	@[ -n '$(KVER)' ] || { echo 'uninstall: no kernel release' >&2; exit 1; }
+	@for f in $(OCQ_MODULES:%='$(MOD_DIR)/updates/%.ko') \
+		$(OCQ_HEADERS:%='$(DESTDIR)$(PREFIX)/include/ocq/rdma/%') \
+		'$(DESTDIR)$(PREFIX)/lib/ocq/$(KVER)/Module.symvers' \
+		'$(DESTDIR)$(PREFIX)/sbin/ocq-demo'; do \
+		[ -e "$$f" ] || continue; echo "  RM      $$f"; rm -f "$$f"; done
+	@rmdir -p --ignore-fail-on-non-empty '$(DESTDIR)$(PREFIX)/include/ocq/rdma' \
+		'$(DESTDIR)$(PREFIX)/lib/ocq/$(KVER)' 2>/dev/null; true
+	$(ocq_depmod)
+
+# The documentation, with Sphinx and the kernel's kernel-doc extension (from
+# linux-source-6.1, as tools/lint/ fetches it); a warning of Sphinx or kernel-doc fails.
+htmldocs:
+	@source tools/lint/lib.sh && ensure_tools perl && \
+		{ command -v sphinx-build >/dev/null || apt_install python3-sphinx; } && \
+		ensure_kernel_scripts
+	@mkdir -p build; rm -rf build/htmldocs
+	@set -o pipefail; KERNEL_SPHINX_SRC='$(CURDIR)/.cache/lint/linux-source-6.1' \
+		sphinx-build -W --keep-going -q -b html -d build/.doctrees Documentation \
+		build/htmldocs 2>&1 | tee build/htmldocs.log; rc=$$?; \
+		if [ $$rc -ne 0 ] || grep -qi 'warning' build/htmldocs.log; then \
+			echo 'htmldocs: warnings (build/htmldocs.log)' >&2; exit 1; fi
+	@echo "  HTML    build/htmldocs/index.html"
+
+# The host tests: the model checker runs the engine's own C file under every schedule up
+# to a bound; the others are unit tests of headers and tools. No kernel needed.
+sim:
+	@$(MAKE) --no-print-directory -C tools/testing/ocq sim
+
+sim-deep:
+	@$(MAKE) --no-print-directory -C tools/testing/ocq sim-deep
+
+host-tests:
+	@for d in $(HOST_TESTS); do \
+		[ -f $$d/Makefile ] || continue; \
+		echo "=== $$d"; $(MAKE) --no-print-directory -C $$d check || exit 1; done
+	@$(MAKE) --no-print-directory sim
+
+# Not "make -C $(KDIR) M=... clean": it deletes every *.ko below M=, the kernel cache's too.
+clean:
+	rm -rf build
+	@find . \( -path ./.git -o -path ./.cache -o -path ./build -o -path ./tools \) -prune -o \
+		\( -name '*.o' -o -name '*.ko' -o -name '*.mod' -o -name '*.mod.c' \
+		-o -name '.*.cmd' -o -name '.*.d' -o -name 'modules.order' \
+		-o -name 'Module.symvers' \) -type f -print0 | xargs -0 rm -f
+	@for d in tools/testing/ocq $(HOST_TESTS); do \
+		[ -f $$d/Makefile ] && $(MAKE) --no-print-directory -C $$d clean >/dev/null; done; true
+
+help:
+	@echo 'all           build every module (default; W=1, must be warning-free) for KERNEL=, or against KDIR='
+	@echo 'kernel        fetch and unpack the Debian kernel KERNEL= into .cache/kernels/ (no build)'
+	@echo 'check         build, boot KERNEL= in QEMU and run the selftests (TESTS=, SMP=); logs in build/check/<kver>/'
+	@echo 'check-runner  test the test runner itself (a deliberately failing test must be reported)'
+	@echo 'sim           model-check the engine: every schedule up to bound 3 (BOUND=, TIME_CAP=)'
+	@echo 'sim-deep      the same at bound 5 with a longer time cap (up to about an hour)'
+	@echo 'host-tests    unit tests on the host (send accounting, ocq-demo), then sim; make check'
+	@echo '              runs them first unless TESTS= is given (SIM=1 forces, SIM=0 skips)'
+	@echo 'demo          build, boot KERNEL= in QEMU, run the ocq_demo ULP with ocq-demo (ARGS= adds'
+	@echo '              ocq-demo run options); results in build/demo/results.json'
+	@echo 'lint          run tools/lint/lint.sh with the kernel variables (KVER, KH, ...) exported'
+	@echo 'install       install the modules in /lib/modules/<kver>/updates/ (depmod), the headers,'
+	@echo '              Module.symvers and ocq-demo under PREFIX=$(PREFIX); DESTDIR=, INSTALL_MOD_PATH='
+	@echo 'uninstall     remove what make install installed'
+	@echo 'dkms-check    dkms add, build and remove the ocq package for KERNEL= (Debian dkms; CI)'
+	@echo 'htmldocs      render Documentation/ with Sphinx and kernel-doc into build/htmldocs/'
+	@echo 'install-files, uninstall-files  the steps of install/uninstall once KVER= KO_DIR= SYMVERS= are'
+	@echo '              known (internal)'
+	@echo 'clean         remove build/ (the kernel cache .cache/ stays; rm -rf .cache to drop it)'
+	@echo 'help          this text'
+	@echo 'variables: KERNEL=$(KERNEL) (a Debian linux-image metapackage) KDIR= SMP=$(SMP) W=$(W)'
+	@echo '  DEBUG_KERNEL=1|kasan|kcsan: all/kernel/check/demo on a debug kernel built from'
+	@echo '  linux-source-6.12 (lockdep, KASAN or KCSAN, kmemleak; a long first build)'
+	@echo '  TESTS="pat ..." selects tests by name: a pattern with * ? [ is a shell glob on the'
+	@echo '  whole name, otherwise a substring; tests in selftests/runner/ run only when named'
+
+endif

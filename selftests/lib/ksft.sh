@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# ksft.sh - helpers for the guest test scripts (source it: . /selftests/lib/ksft.sh).
+#
+# A test script exits 0 (pass), 1 (fail) or 4 (skip), as kselftests do. Its output is
+# shown as TAP diagnostics; the last "SKIP: reason" line is the skip reason.
+#
+#   ksft_skip "reason"          print SKIP: reason, exit 4
+#   ksft_fail "reason"          print FAIL: reason, exit 1
+#   ksft_mark                   write a unique marker to the kernel log, print it
+#   ksft_kmsg_since MARK [MOD]  kernel log lines after MARK (only MOD's, prefix removed)
+#   insmod_test MOD.ko [args]   run a test module, see below
+#
+# Test modules follow tools/testing/selftests/kselftest_module.h: module init runs the
+# tests, prints KTAP lines with pr_info() (pr_fmt "MOD: ") and fails the load (returns
+# an error) if a test failed. A test skipped for a missing prerequisite is reported as
+# "ok N name # SKIP reason" with the load succeeding. insmod_test loads the module
+# (from /ko/ unless a path is given), prints its KTAP lines, rmmods it and returns
+# 0 if all passed, 1 if the load or rmmod failed or a result is "not ok",
+# 4 if every result was a SKIP.
+
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_SKIP=4
+
+ksft_skip() {
+	echo "SKIP: $*"
+	exit $KSFT_SKIP
+}
+
+ksft_fail() {
+	echo "FAIL: $*"
+	exit $KSFT_FAIL
+}
+
+ksft_mark() {
+	local m="ksft-mark-$$-$(cut -d' ' -f1 /proc/uptime)"
+
+	echo "$m" > /dev/kmsg
+	echo "$m"
+}
+
+ksft_kmsg_since() {
+	local mark=$1 mod=$2
+
+	dmesg | sed -n "/$mark/,\$p" | sed 's/^\[[^]]*\] //' |
+		if [ -n "$mod" ]; then sed -n "s/^$mod: //p"; else sed 1d; fi
+}
+
+insmod_test() {
+	local ko=$1 mod mark ktap rc=0 nres nskip
+
+	shift
+	case $ko in
+	*/*) ;;
+	*) ko=/ko/$ko ;;
+	esac
+	[ -f "$ko" ] || { echo "insmod_test: $ko not found"; return $KSFT_FAIL; }
+	mod=$(basename "$ko" .ko)
+	mark=$(ksft_mark)
+	insmod "$ko" "$@" || rc=$?
+	ktap=$(ksft_kmsg_since "$mark" "$mod")
+	echo "$ktap"
+	if [ $rc -ne 0 ]; then
+		echo "insmod_test: loading $mod $* failed ($rc)"
+		return $KSFT_FAIL
+	fi
+	if ! rmmod "$mod"; then
+		echo "insmod_test: rmmod $mod failed"
+		return $KSFT_FAIL
+	fi
+	echo "$ktap" | grep -q '^not ok ' && return $KSFT_FAIL
+	nres=$(echo "$ktap" | grep -c '^ok ')
+	nskip=$(echo "$ktap" | grep -c '^ok .* # SKIP')
+	if [ "$nres" -eq 0 ]; then
+		echo "insmod_test: $mod printed no KTAP result"
+		return $KSFT_FAIL
+	fi
+	[ "$nskip" -eq "$nres" ] && { echo "SKIP: $mod: all subtests skipped"; return $KSFT_SKIP; }
+	return $KSFT_PASS
+}

@@ -1,0 +1,300 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# check.sh - build, boot a Debian kernel in QEMU and run the selftests in it.
+#
+# Usage: [TESTS="pat ..."] [SMP=2] [ACCEL=auto|tcg|kvm] [W=1] tools/testing/vm/check.sh [METAPACKAGE]
+#
+# Tests are the executable selftests/<group>/<name>.sh (groups lib/ and runner/ only
+# when TESTS names them). A pattern with * ? [ is a shell glob on the whole name, any
+# other pattern a substring. "# timeout: N" in a script's first lines sets its timeout
+# (default 120 s); TIMEOUT_SCALE=N multiplies them (default 4 with DEBUG_KERNEL=).
+#
+# The host watches the serial console: a test that overruns its timeout (hung) or during
+# which the guest died (panic) is failed and the remaining tests run in a fresh boot (at
+# most MAX_REBOOTS); a boot that never reached /init is retried. Kernel log lines with a
+# WARNING, BUG, Oops, lockup, hung task, list/refcount corruption, UBSAN or KASAN report
+# fail the test during which they appeared. Logs: build/check/<KVER>/. The last line
+# printed is "N passed, N failed, N skipped"; the exit status is non-zero if anything
+# failed or no boot worked.
+set -uo pipefail
+
+# The whole script is one compound command, parsed before it runs: editing this file
+# during a run cannot derail the run.
+{
+META=${1:-linux-image-amd64}
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+VM=$TOP/tools/testing/vm
+SMP=${SMP:-2}
+MEM=${MEM:-2G}
+ACCEL=${ACCEL:-auto}
+TESTS=${TESTS:-}
+MAX_REBOOTS=${MAX_REBOOTS:-3}
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}	# until /init is reached
+TEST_MARGIN=${TEST_MARGIN:-60}		# host-side slack over a test's own timeout
+DEFAULT_TIMEOUT=120
+# A debug kernel (DEBUG_KERNEL=, see debug-kernel.sh) runs several times slower:
+# every test's timeout and the boot timeout are multiplied by TIMEOUT_SCALE.
+if [ -n "${DEBUG_KERNEL:-}" ] && [ "$DEBUG_KERNEL" != 0 ]; then
+	TIMEOUT_SCALE=${TIMEOUT_SCALE:-4}
+fi
+TIMEOUT_SCALE=${TIMEOUT_SCALE:-1}
+BOOT_TIMEOUT=$((BOOT_TIMEOUT * TIMEOUT_SCALE))
+# "INFO:" (lockdep, hung task, RCU stall) and kmemleak's reports: the debug kernel's.
+BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic|INFO: |unreferenced object|suspected memory leak'
+
+t_start=$(date +%s)
+say() { echo "check: $*"; }
+fatal() { say "error: $*"; echo "0 passed, 1 failed, 0 skipped"; exit 1; }
+
+"$VM"/host-deps.sh check || fatal "installing the host tools failed"
+# One run per tree at a time: runs share build/ (and would share the kernel's copy).
+mkdir -p "$TOP/build"
+exec 8> "$TOP/build/.check.lock"
+if ! flock -n 8; then
+	say "another make check runs in this tree; waiting for it"
+	flock 8
+fi
+ENV=$("$VM"/build.sh "$META" | tail -1) && [ -f "$ENV" ] || fatal "build failed"
+. "$ENV"
+B=$TOP/build/$KVER
+LOGDIR=$B/../check/$KVER
+rm -rf "$LOGDIR" && mkdir -p "$LOGDIR/tests"
+LOGDIR=$(cd "$LOGDIR" && pwd)
+"$VM"/initramfs.sh "$ENV" "$B/initramfs.cpio.gz" || fatal "initramfs failed"
+
+# ---- test selection ----
+names=() paths=() tmos=()
+selected() {	# NAME GROUP
+	local p
+
+	if [ -z "$TESTS" ]; then
+		[ "$2" != lib ] && [ "$2" != runner ]
+		return
+	fi
+	for p in $TESTS; do
+		case $p in
+		*[\*\?\[]*) case $1 in $p) return 0 ;; esac ;;
+		*) case $1 in *"$p"*) return 0 ;; esac ;;
+		esac
+	done
+	return 1
+}
+for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
+	[ -x "$TOP/$f" ] || continue
+	g=$(basename "$(dirname "$f")")
+	n=$(basename "$f" .sh)
+	[ "$g" = lib ] && continue
+	selected "$n" "$g" || continue
+	t=$(sed -n '1,10s/^# *timeout: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
+	names+=("$n") paths+=("/$f") tmos+=($((${t:-$DEFAULT_TIMEOUT} * TIMEOUT_SCALE)))
+done
+[ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
+say "$KVER: ${#names[@]} test(s): ${names[*]}"
+
+# ---- kernel command line and accelerator ----
+# shellcheck source=tools/testing/vm/boot.sh
+. "$VM"/boot.sh
+vm_setup
+say "boot: $ACCEL, -smp $SMP -m $MEM, append: $APPEND"
+say "logs: ${LOGDIR#$TOP/}/"
+
+# ---- results ----
+declare -A RES REASON TIME
+npass=0 nfail=0 nskip=0
+finish_test() {		# NAME RESULT(ok|fail|skip) REASON TIME
+	local line
+
+	RES[$1]=$2 REASON[$1]=$3 TIME[$1]=$4
+	case $2 in
+	ok)   npass=$((npass + 1)); line="ok    $1" ;;
+	skip) nskip=$((nskip + 1)); line="skip  $1" ;;
+	*)    nfail=$((nfail + 1)); line="FAIL  $1" ;;
+	esac
+	[ -n "$4" ] && line+=" (${4}s)"
+	[ -n "$3" ] && line+=" - $3"
+	echo "$line"
+}
+
+# ---- console parser (one boot) ----
+# Per line: START opens a test's segment, which runs until the next START or OCQ-DONE;
+# the TAP line gives the verdict; kernel lines in the segment may overturn it.
+p_init=0 p_done=0 p_cur="" p_start=0 p_tap="" p_reason="" p_time="" p_bad="" p_boot_bad=""
+close_segment() {
+	local r=$p_tap reason=$p_reason
+
+	[ -n "$p_cur" ] || return 0
+	if [ -n "$p_bad" ]; then
+		r=fail reason="kernel: $p_bad"
+	fi
+	finish_test "$p_cur" "$r" "$reason" "$p_time"
+	p_cur="" p_tap="" p_reason="" p_time="" p_bad=""
+}
+parse_line() {
+	local l=${1%$'\r'} kernel=0
+
+	case $l in
+	"# OCQ-INIT"*) p_init=1; return ;;
+	"# OCQ-DONE"*) close_segment; p_done=1; return ;;
+	"# START "*)
+		close_segment
+		p_cur=${l#\# START } p_start=$(date +%s) p_tap=fail p_reason="no result"
+		return ;;
+	esac
+	case $l in
+	"# kmsg: "*|\[*) kernel=1 ;;
+	esac
+	if [ -z "$p_cur" ]; then
+		if [ $kernel = 1 ] && [ $p_init = 1 ] && [ -z "$p_boot_bad" ] &&
+		   [[ $l =~ $BAD_RE ]]; then
+			p_boot_bad=$l
+		fi
+		return
+	fi
+	echo "$l" >> "$LOGDIR/tests/$p_cur.log"
+	case $l in
+	"# TIME $p_cur "*) p_time=${l##* } ;;
+	"ok "*" $p_cur # SKIP"*) p_tap=skip p_reason=${l#*# SKIP } ;;
+	"ok "*" $p_cur") p_tap=ok p_reason="" ;;
+	"not ok "*" $p_cur"*) p_tap=fail p_reason=${l#*"$p_cur"}; p_reason=${p_reason# # } ;;
+	# A console line may carry a kernel message glued to the TAP line.
+	"# "*) ;;
+	*"not ok "[0-9]*" $p_cur"*) p_tap=fail p_reason="${l##*"$p_cur"}" ;;
+	*"ok "[0-9]*" $p_cur # SKIP"*) p_tap=skip p_reason=${l##*# SKIP } ;;
+	*"ok "[0-9]*" $p_cur"|*"ok "[0-9]*" $p_cur"\[*) p_tap=ok p_reason="" ;;
+	esac
+	case $l in
+	"# kmsg: "*|\[*) if [ $kernel = 1 ] && [ -z "$p_bad" ] && [[ $l =~ $BAD_RE ]]; then
+		p_bad=${l#\# kmsg: }
+	   fi ;;
+	esac
+}
+
+# Parse what the console log gained since byte $off. While QEMU runs, the last line
+# may be incomplete: it is left for the next call.
+read_console() {	# ALIVE
+	local size chunk rest line
+
+	[ -f "$log" ] || return 0
+	size=$(stat -c %s "$log")
+	[ "$size" -gt "$off" ] || return 0
+	chunk=$(tail -c +$((off + 1)) "$log" | head -c $((size - off)) | tr -d '\0'; echo x)
+	chunk=${chunk%x}
+	rest=
+	if [ "$1" = 1 ]; then
+		rest=${chunk##*$'\n'}
+		chunk=${chunk%"$rest"}
+	fi
+	off=$((size - $(LC_ALL=C; echo ${#rest})))
+	[ -n "$chunk" ] || return 0
+	while IFS= read -r line; do
+		parse_line "$line"
+	done <<< "${chunk%$'\n'}"
+}
+
+# ---- boot loop ----
+todo=("${!names[@]}")		# indexes of tests not yet run
+boot=0 reboots=0 noinit=0 ever_init=0
+run_timeout=600
+for t in "${tmos[@]}"; do run_timeout=$((run_timeout + t + TEST_MARGIN)); done
+[ -n "${RUN_TIMEOUT:-}" ] && run_timeout=$RUN_TIMEOUT
+
+while [ ${#todo[@]} -gt 0 ]; do
+	boot=$((boot + 1))
+	log=$LOGDIR/console-$boot.log
+	d=$LOGDIR/initrd-$boot
+	mkdir -p "$d"
+	for i in "${todo[@]}"; do
+		echo "${names[$i]} ${paths[$i]} ${tmos[$i]}"
+	done > "$d/tests.list"
+	echo $((${#names[@]} - ${#todo[@]} + 1)) > "$d/tests.start"
+	# A second archive appended to the first: the kernel unpacks both.
+	vm_initrd "$B/initramfs.cpio.gz" "$d" "$d/initrd" tests.list tests.start
+	vm_start "$d/initrd" "$log" "$LOGDIR/qemu-$boot.err"
+	p_init=0 p_done=0 p_cur="" p_bad="" p_boot_bad=""
+	off=0 why="" b0=$(date +%s)
+	while :; do
+		alive=1
+		kill -0 $qpid 2>/dev/null || alive=0
+		read_console $alive
+		[ $alive = 1 ] || break
+		now=$(date +%s)
+		if [ $p_init = 0 ] && [ $((now - b0)) -gt "$BOOT_TIMEOUT" ]; then
+			why="boot timeout"
+		elif [ -n "$p_cur" ]; then
+			for i in "${!names[@]}"; do [ "${names[$i]}" = "$p_cur" ] && cur_tmo=${tmos[$i]}; done
+			[ $((now - p_start)) -gt $((cur_tmo + TEST_MARGIN)) ] && why="hung"
+		fi
+		[ $((now - t_start)) -gt "$run_timeout" ] && why="run timeout (${run_timeout}s)"
+		if [ -n "$why" ]; then
+			kill $qpid 2>/dev/null
+			wait $qpid 2>/dev/null
+			read_console 0
+			break
+		fi
+		sleep 0.5
+	done
+	wait $qpid 2>/dev/null
+
+	if [ -n "$p_boot_bad" ]; then
+		finish_test "boot-$boot" fail "kernel: $p_boot_bad" ""
+	fi
+	if [ $p_init = 0 ]; then
+		noinit=$((noinit + 1))
+		reason=${why:-"guest died"}
+		grep -aq 'Oops: int3' "$log" && reason+=", Oops: int3 (known TCG early-boot flake)"
+		say "boot $boot never reached /init ($reason); console: ${log#$TOP/}"
+	else
+		ever_init=1
+		if [ -n "$p_cur" ]; then
+			# the guest stopped inside a test
+			[ -n "$why" ] || why="guest died (panic?)"
+			p_tap=fail p_reason=$why
+			[ -z "$p_bad" ] && grep -aq 'Kernel panic' "$log" && p_reason+=", kernel panic"
+			cp "$log" "$LOGDIR/tests/$p_cur.console.log"
+			close_segment
+		elif [ $p_done = 0 ]; then
+			say "boot $boot: guest stopped between tests (${why:-died}); console: ${log#$TOP/}"
+		fi
+	fi
+	# drop the tests that got a verdict
+	rest=()
+	for i in "${todo[@]}"; do [ -n "${RES[${names[$i]}]:-}" ] || rest+=("$i"); done
+	todo=("${rest[@]}")
+	[ ${#todo[@]} -gt 0 ] || break
+	[ -n "$why" ] && [[ $why == run\ timeout* ]] && break
+	if [ $reboots -ge "$MAX_REBOOTS" ]; then
+		say "giving up after $boot boots"
+		break
+	fi
+	reboots=$((reboots + 1))
+	if [ $p_init = 0 ]; then
+		say "retrying the boot ($reboots/$MAX_REBOOTS)"
+	else
+		say "continuing with ${#todo[@]} test(s) in a fresh boot ($reboots/$MAX_REBOOTS)"
+	fi
+done
+for i in "${todo[@]}"; do finish_test "${names[$i]}" fail "not run" ""; done
+
+# ---- summary ----
+{
+	echo "TAP version 13"
+	echo "1..$((npass + nfail + nskip))"
+	k=0
+	for n in "${!RES[@]}"; do :; done
+	for i in "${!names[@]}"; do
+		n=${names[$i]}
+		k=$((k + 1))
+		case ${RES[$n]:-fail} in
+		ok)   echo "ok $k $n" ;;
+		skip) echo "ok $k $n # SKIP ${REASON[$n]}" ;;
+		*)    echo "not ok $k $n # ${REASON[$n]:-failed}" ;;
+		esac
+	done
+} > "$LOGDIR/results.tap"
+say "$KVER ($ACCEL) done in $(($(date +%s) - t_start))s; logs: ${LOGDIR#$TOP/}/ (console-*.log, tests/<name>.log, results.tap)"
+[ $ever_init = 1 ] || say "no boot reached /init"
+echo "$npass passed, $nfail failed, $nskip skipped"
+[ $nfail -eq 0 ] && [ $ever_init = 1 ]
+exit
+}

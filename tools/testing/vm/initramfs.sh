@@ -1,0 +1,88 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# initramfs.sh - build the guest's busybox initramfs for one kernel.
+#
+# Usage: tools/testing/vm/initramfs.sh ENVFILE OUT.cpio.gz
+#
+# Content: busybox (static), /init (guest-init), the kernel modules named by "module"
+# lines of selftests/guest.conf with their dependencies (decompressed, loaded in
+# dependency order from /modules.order), host programs named by "bin" lines with their
+# libraries, our modules from build/<KVER>/ko/ at /ko/, build/<KVER>/guest-bin/* at
+# /usr/bin/, and selftests/ at /selftests/. The test list is not in it: the runner
+# appends a small second archive per boot.
+set -euo pipefail
+
+ENV=$1
+OUT=$2
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+. "$ENV"
+B=$TOP/build/$KVER
+CONF=$TOP/selftests/guest.conf
+S=$B/initramfs
+die() { echo "initramfs: error: $*" >&2; exit 1; }
+
+rm -rf "$S"
+mkdir -p "$S"/{bin,sbin,usr/bin,usr/sbin,lib/modules,proc,sys,dev,tmp,run,ko,etc}
+cp "$(command -v busybox)" "$S/bin/busybox"
+install -m 0755 "$TOP/tools/testing/vm/guest-init" "$S/init"
+: > "$S/modules.order"
+
+conf() { sed -n "s/^$1[[:space:]]\+\([^[:space:]#]\+\).*/\1/p" "$CONF" 2>/dev/null; }
+
+add_module() {	# a .ko[.xz|.zst|.gz] path of the extracted kernel tree
+	local ko=$1 b
+
+	b=$(basename "$ko")
+	b=${b%.xz}; b=${b%.zst}; b=${b%.gz}
+	[ -f "$S/lib/modules/$b" ] && return 0
+	case $ko in
+	*.xz)  xz -dc "$ko" ;;
+	*.zst) zstd -qdc "$ko" ;;
+	*.gz)  gzip -dc "$ko" ;;
+	*)     cat "$ko" ;;
+	esac > "$S/lib/modules/$b"
+	echo "$b" >> "$S/modules.order"
+}
+
+for m in $(conf module); do
+	# One module per call: more names on the line would be taken as parameters.
+	deps=$(modprobe -d "$ROOT" -S "$KVER" --show-depends "$m" 2>&1) ||
+		die "module $m: $deps"
+	while read -r verb path _; do
+		[ "$verb" = insmod ] && add_module "$path"
+	done <<< "$deps"
+done
+
+copy_lib() {
+	[ -e "$S$1" ] && return 0
+	mkdir -p "$S$(dirname "$1")"
+	cp -L "$1" "$S$1"
+}
+
+for b in $(conf bin); do
+	p=$(PATH=$PATH:/usr/sbin:/sbin command -v "$b") || die "program $b not found on the host"
+	cp -L "$p" "$S/usr/bin/$b"
+	for l in $(ldd "$p" 2>/dev/null | grep -o '/[^ ]*'); do
+		copy_lib "$l"
+	done
+done
+
+cp "$B"/ko/*.ko "$S/ko/" 2>/dev/null || true
+if [ -d "$B/guest-bin" ]; then
+	for f in "$B"/guest-bin/*; do
+		[ -f "$f" ] || continue
+		cp -L "$f" "$S/usr/bin/"
+		for l in $(ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
+			copy_lib "$l"
+		done
+	done
+fi
+cp -a "$TOP/selftests" "$S/selftests"
+# not our build products, if any were left in the tree
+find "$S/selftests" \( -name '*.o' -o -name '*.ko' -o -name '.*.cmd' -o -name '*.mod*' \) \
+	-delete 2>/dev/null || true
+
+(cd "$S" && find . | LC_ALL=C sort | cpio -o -H newc --quiet -R 0:0) | gzip -1 > "$OUT.tmp"
+mv "$OUT.tmp" "$OUT"
+echo "  INITRD  ${OUT#$TOP/} ($(du -h "$OUT" | cut -f1); modules: $(tr '\n' ' ' < "$S/modules.order"))" >&2
