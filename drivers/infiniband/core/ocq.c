@@ -1,0 +1,523 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Ordered completion queues: the plumbing around the engine.  It gives the
+ * engine a real CQ whose completion handler it owns, work items to run on,
+ * a watchdog timer, statistics in debugfs and a registry of live objects.
+ */
+#include <linux/debugfs.h>
+#include <linux/list.h>
+#include <linux/module.h>
+#include <linux/mutex.h>
+#include <linux/seq_file.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_ocq.h>
+
+#include "ocq_engine.h"
+
+#define CREATE_TRACE_POINTS
+#include <trace/events/ib_ocq.h>
+
+/* how long a CQ run backs off from a provider that won't arm, in jiffies */
+#define IB_OCQ_BACKOFF 1
+
+/**
+ * struct ocq_work - a work item running one unit of an engine
+ * @dwork: queued on ib_ocq_wq (the CQ unit) or ib_ocq_unbound_wq (domains),
+ *	at once or, to back off, IB_OCQ_BACKOFF later
+ * @ocq: owner
+ * @unit: the engine unit it runs
+ */
+struct ocq_work {
+	struct delayed_work dwork;
+	struct ib_ocq *ocq;
+	unsigned int unit;
+};
+
+/*
+ * Locking rules.
+ *
+ * I: set before the OCQ is published, read-only afterwards.
+ * L: ib_ocq_lock.
+ */
+
+/**
+ * struct ib_ocq - an ordered completion queue
+ * @engine: the state machine
+ * @cq: the CQ; its cq_context points back here (I)
+ * @private: the ULP's context, see ib_ocq_private() (I)
+ * @works: one work item per engine unit (I)
+ * @watchdog: safety net timer, if &ib_ocq_attr.watchdog_ms (I)
+ * @watchdog_ms: its period (I)
+ * @id: name in debugfs (I)
+ * @debugfs: its debugfs directory (I)
+ * @live: set once the engine is ready for completion handler calls
+ * @entry: on ib_ocq_list (L)
+ */
+struct ib_ocq {
+	struct ocq_engine engine;
+	struct ib_cq *cq;
+	void *private;
+	struct ocq_work *works;
+	struct delayed_work watchdog;
+	unsigned int watchdog_ms;
+	unsigned int id;
+	struct dentry *debugfs;
+	bool live;
+	struct list_head entry;
+};
+
+static struct workqueue_struct *ib_ocq_wq;
+static struct workqueue_struct *ib_ocq_unbound_wq;
+static struct dentry *ib_ocq_debugfs;
+static DEFINE_MUTEX(ib_ocq_lock);
+static LIST_HEAD(ib_ocq_list);
+static unsigned int ib_ocq_next_id;
+/* memory the module holds for ordered CQs, in allocations (debugfs allocs) */
+static atomic_long_t ib_ocq_allocs;
+/* fault injection: the Nth allocation from now fails (debugfs fail_nth) */
+static atomic_t ib_ocq_fail_nth;
+
+/*
+ * Fault injection for the error paths: the Debian kernels have no fault
+ * injection framework, so the module counts down its own allocations.
+ */
+static bool ib_ocq_should_fail(void)
+{
+	int n = atomic_read(&ib_ocq_fail_nth);
+
+	do {
+		if (n <= 0)
+			return false;
+	} while (!atomic_try_cmpxchg(&ib_ocq_fail_nth, &n, n - 1));
+	return n == 1;
+}
+
+static void *ib_ocq_kvcalloc(size_t n, size_t size)
+{
+	void *p;
+
+	if (ib_ocq_should_fail())
+		return NULL;
+	p = kvcalloc(n, size, GFP_KERNEL);
+	if (p)
+		atomic_long_inc(&ib_ocq_allocs);
+	return p;
+}
+
+static void ib_ocq_kvfree(void *p)
+{
+	if (!p)
+		return;
+	atomic_long_dec(&ib_ocq_allocs);
+	kvfree(p);
+}
+
+static void *ib_ocq_engine_alloc(struct ocq_engine *e, size_t n, size_t size)
+{
+	return ib_ocq_kvcalloc(n, size);
+}
+
+static void ib_ocq_engine_free(struct ocq_engine *e, void *p)
+{
+	ib_ocq_kvfree(p);
+}
+
+static void ib_ocq_queue(struct ocq_engine *e, unsigned int unit,
+			 unsigned long delay)
+{
+	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
+
+	/*
+	 * The CQ run stays on the CPU that took the event, like ib_cq's
+	 * IB_POLL_WORKQUEUE; domains spread over all CPUs.
+	 */
+	queue_delayed_work(unit == OCQ_UNIT_CQ ? ib_ocq_wq : ib_ocq_unbound_wq,
+			   &ocq->works[unit].dwork, delay);
+}
+
+static void ib_ocq_schedule(struct ocq_engine *e, unsigned int unit)
+{
+	ib_ocq_queue(e, unit, 0);
+}
+
+static void ib_ocq_schedule_later(struct ocq_engine *e, unsigned int unit)
+{
+	ib_ocq_queue(e, unit, IB_OCQ_BACKOFF);
+}
+
+static const struct ocq_engine_ops ib_ocq_engine_ops = {
+	.schedule = ib_ocq_schedule,
+	.schedule_later = ib_ocq_schedule_later,
+	.alloc = ib_ocq_engine_alloc,
+	.free = ib_ocq_engine_free,
+};
+
+static void ib_ocq_work(struct work_struct *work)
+{
+	struct ocq_work *w =
+		container_of(to_delayed_work(work), struct ocq_work, dwork);
+
+	ocq_engine_run(&w->ocq->engine, w->unit);
+}
+
+static void ib_ocq_comp_handler(struct ib_cq *cq, void *cq_context)
+{
+	struct ib_ocq *ocq = cq_context;
+
+	/*
+	 * A provider may call before the engine is set up (a stale interrupt
+	 * of a reused CQ).  Nothing is lost by ignoring it: the engine starts
+	 * paused, and its first run drains the CQ before arming it.  Pairs
+	 * with smp_store_release() in __ib_ocq_alloc().
+	 */
+	if (!smp_load_acquire(&ocq->live))
+		return;
+	ocq_engine_event(&ocq->engine);
+}
+
+static void ib_ocq_event_handler(struct ib_event *event, void *cq_context)
+{
+	struct ib_ocq *ocq = cq_context;
+
+	ocq_engine_cq_error(&ocq->engine);
+	pr_err_ratelimited("ib_ocq: ocq%u: %s on its CQ\n", ocq->id,
+			   ib_event_msg(event->event));
+}
+
+static void ib_ocq_watchdog(struct work_struct *work)
+{
+	struct ib_ocq *ocq =
+		container_of(to_delayed_work(work), struct ib_ocq, watchdog);
+
+	ocq_engine_watchdog(&ocq->engine);
+	queue_delayed_work(ib_ocq_wq, &ocq->watchdog,
+			   msecs_to_jiffies(ocq->watchdog_ms));
+}
+
+static int ib_ocq_stats_show(struct seq_file *m, void *unused)
+{
+	struct ib_ocq *ocq = m->private;
+	struct ib_ocq_stats s;
+
+	ib_ocq_get_stats(ocq, &s);
+	seq_printf(m, "events %llu\nruns %llu\nempty_runs %llu\npolls %llu\n",
+		   s.events, s.runs, s.empty_runs, s.polls);
+	seq_printf(m,
+		   "completions %llu\narms %llu\nrepolls %llu\nyields %llu\n",
+		   s.completions, s.arms, s.repolls, s.yields);
+	seq_printf(m, "pauses %llu\nrescues %llu\nstalls %llu\n", s.pauses,
+		   s.rescues, s.stalls);
+	seq_printf(m, "domain_runs %llu\ncq_errors %llu\nmax_batch %llu\n",
+		   s.domain_runs, s.cq_errors, s.max_batch);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);
+
+static int ib_ocq_live_show(struct seq_file *m, void *unused)
+{
+	struct ib_ocq *ocq;
+	unsigned int n = 0;
+
+	mutex_lock(&ib_ocq_lock);
+	list_for_each_entry(ocq, &ib_ocq_list, entry)
+		n++;
+	mutex_unlock(&ib_ocq_lock);
+	seq_printf(m, "%u\n", n);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ib_ocq_live);
+
+static int ib_ocq_allocs_show(struct seq_file *m, void *unused)
+{
+	seq_printf(m, "%ld\n", atomic_long_read(&ib_ocq_allocs));
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ib_ocq_allocs);
+
+static int ib_ocq_alloc_works(struct ib_ocq *ocq)
+{
+	unsigned int i, n = ocq->engine.nr_units;
+
+	ocq->works = ib_ocq_kvcalloc(n, sizeof(*ocq->works));
+	if (!ocq->works)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		INIT_DELAYED_WORK(&ocq->works[i].dwork, ib_ocq_work);
+		ocq->works[i].ocq = ocq;
+		ocq->works[i].unit = i;
+	}
+	return 0;
+}
+
+/* Publish @ocq: registry, debugfs, watchdog; then let it run. */
+static void ib_ocq_publish(struct ib_ocq *ocq)
+{
+	char name[16];
+
+	mutex_lock(&ib_ocq_lock);
+	ocq->id = ib_ocq_next_id++;
+	list_add_tail(&ocq->entry, &ib_ocq_list);
+	mutex_unlock(&ib_ocq_lock);
+
+	snprintf(name, sizeof(name), "ocq%u", ocq->id);
+	ocq->debugfs = debugfs_create_dir(name, ib_ocq_debugfs);
+	debugfs_create_file("stats", 0400, ocq->debugfs, ocq,
+			    &ib_ocq_stats_fops);
+
+	INIT_DELAYED_WORK(&ocq->watchdog, ib_ocq_watchdog);
+	if (ocq->watchdog_ms)
+		queue_delayed_work(ib_ocq_wq, &ocq->watchdog,
+				   msecs_to_jiffies(ocq->watchdog_ms));
+	/* the first run drains whatever is there and arms the CQ */
+	ocq_engine_resume(&ocq->engine);
+}
+
+/**
+ * __ib_ocq_alloc - allocate a CQ whose completions an ordered CQ dispatches
+ * @dev: device to allocate the CQ on
+ * @private: ULP context, returned by ib_ocq_private()
+ * @nr_cqe: number of CQ entries
+ * @comp_vector: completion vector
+ * @attr: mode and tuning; see &struct ib_ocq_attr
+ * @caller: module name for resource tracking
+ *
+ * Completions are dispatched through wc->wr_cqe->done() as with ib_alloc_cq().
+ * The CQ's cq_context points at the ordered CQ: done() callbacks find the
+ * ULP's context with ib_ocq_private().  The CQ is armed before this returns.
+ *
+ * Context: process context; may sleep.
+ * Return: the ordered CQ, or ERR_PTR(-EINVAL) for bad arguments,
+ * ERR_PTR(-ENOMEM), or the provider's error.
+ */
+struct ib_ocq *__ib_ocq_alloc(struct ib_device *dev, void *private, int nr_cqe,
+			      int comp_vector, const struct ib_ocq_attr *attr,
+			      const char *caller)
+{
+	struct ib_cq_init_attr cq_attr = {
+		.cqe = nr_cqe,
+		.comp_vector = comp_vector,
+	};
+	struct ib_ocq *ocq;
+	int ret;
+
+	if (!dev || !attr || nr_cqe < 1 || comp_vector < 0 ||
+	    comp_vector >= max(dev->num_comp_vectors, 1))
+		return ERR_PTR(-EINVAL);
+	ocq = ib_ocq_kvcalloc(1, sizeof(*ocq));
+	if (!ocq)
+		return ERR_PTR(-ENOMEM);
+	ocq->private = private;
+	ocq->watchdog_ms = attr->watchdog_ms;
+
+	/* the provider's allocation fails like ours under fault injection */
+	if (ib_ocq_should_fail())
+		ocq->cq = ERR_PTR(-ENOMEM);
+	else
+		ocq->cq = __ib_create_cq(dev, ib_ocq_comp_handler,
+					 ib_ocq_event_handler, ocq, &cq_attr,
+					 caller);
+	if (IS_ERR(ocq->cq)) {
+		ret = PTR_ERR(ocq->cq);
+		goto out_free_ocq;
+	}
+	ret = ocq_engine_init(&ocq->engine, ocq->cq, attr, num_online_cpus(),
+			      &ib_ocq_engine_ops);
+	if (ret)
+		goto out_destroy_cq;
+	ret = ib_ocq_alloc_works(ocq);
+	if (ret)
+		goto out_destroy_engine;
+	/* pairs with smp_load_acquire() in ib_ocq_comp_handler() */
+	smp_store_release(&ocq->live, true);
+	ib_ocq_publish(ocq);
+	return ocq;
+
+out_destroy_engine:
+	ocq_engine_destroy(&ocq->engine);
+out_destroy_cq:
+	ib_destroy_cq(ocq->cq);
+out_free_ocq:
+	ib_ocq_kvfree(ocq);
+	return ERR_PTR(ret);
+}
+EXPORT_SYMBOL(__ib_ocq_alloc);
+
+/*
+ * Take @ocq off the registry.  Only a live ordered CQ is looked at, so a
+ * second free is refused without touching freed memory: -ENOENT.  One
+ * whose CQ still has QPs stays registered: -EBUSY.
+ */
+static int ib_ocq_unpublish(struct ib_ocq *ocq)
+{
+	struct ib_ocq *pos;
+	int ret = -ENOENT;
+
+	mutex_lock(&ib_ocq_lock);
+	list_for_each_entry(pos, &ib_ocq_list, entry) {
+		if (pos != ocq)
+			continue;
+		ret = -EBUSY;
+		if (!atomic_read(&ocq->cq->usecnt)) {
+			list_del(&ocq->entry);
+			ret = 0;
+		}
+		break;
+	}
+	mutex_unlock(&ib_ocq_lock);
+	return ret;
+}
+
+/**
+ * ib_ocq_free - free an ordered CQ and its CQ
+ * @ocq: the ordered CQ; its QPs destroyed (drain them first with
+ *	ib_drain_qp(), which works as with ib_alloc_cq())
+ *
+ * Disables the engine (a completion handler racing with this schedules
+ * nothing), cancels every queued run, destroys the CQ, then frees.  No
+ * done() runs after it returns.  Must not be called from done().  Freeing
+ * an ordered CQ twice, or one whose CQ still has QPs, warns once and does
+ * nothing.
+ *
+ * Context: process context; may sleep.
+ */
+void ib_ocq_free(struct ib_ocq *ocq)
+{
+	unsigned int i;
+
+	if (!ocq)
+		return;
+	if (WARN_ON_ONCE(IS_ERR(ocq) || ib_ocq_unpublish(ocq)))
+		return;
+	cancel_delayed_work_sync(&ocq->watchdog);
+	ocq_engine_disable(&ocq->engine);
+	/* the CQ unit first: it is what kicks the domains */
+	for (i = 0; i < ocq->engine.nr_units; i++)
+		cancel_delayed_work_sync(&ocq->works[i].dwork);
+	debugfs_remove_recursive(ocq->debugfs);
+	ib_destroy_cq(ocq->cq);
+	ocq_engine_destroy(&ocq->engine);
+	ib_ocq_kvfree(ocq->works);
+	ib_ocq_kvfree(ocq);
+}
+EXPORT_SYMBOL(ib_ocq_free);
+
+/**
+ * ib_ocq_cq - the CQ of an ordered CQ
+ * @ocq: the ordered CQ
+ *
+ * Pass it as send_cq/recv_cq when creating QPs.  Never poll or arm it:
+ * the ordered CQ owns its notification path.
+ *
+ * Context: any context.
+ * Return: the CQ.
+ */
+struct ib_cq *ib_ocq_cq(struct ib_ocq *ocq)
+{
+	return ocq->cq;
+}
+EXPORT_SYMBOL(ib_ocq_cq);
+
+/**
+ * ib_ocq_private - the ULP context of an ordered CQ's CQ
+ * @cq: a CQ allocated by ib_ocq_alloc(), as passed to done()
+ *
+ * Context: any context.
+ * Return: the @private given to ib_ocq_alloc().
+ */
+void *ib_ocq_private(struct ib_cq *cq)
+{
+	struct ib_ocq *ocq = cq->cq_context;
+
+	return ocq->private;
+}
+EXPORT_SYMBOL(ib_ocq_private);
+
+/**
+ * ib_ocq_pause - stop polling and re-arming
+ * @ocq: the ordered CQ
+ *
+ * For a consumer that cannot keep up: the provider raises no more events
+ * once the current run stops, at the next completion boundary (a done()
+ * in progress finishes).  Completions already handed to a flow domain or
+ * a process worker are still delivered.  Nothing is lost: ib_ocq_resume()
+ * delivers, in order, everything that arrived meanwhile.
+ *
+ * Context: any context, including done().
+ */
+void ib_ocq_pause(struct ib_ocq *ocq)
+{
+	if (WARN_ON_ONCE(IS_ERR_OR_NULL(ocq)))
+		return;
+	ocq_engine_pause(&ocq->engine);
+}
+EXPORT_SYMBOL(ib_ocq_pause);
+
+/**
+ * ib_ocq_resume - process what arrived while paused, then arm
+ * @ocq: the ordered CQ
+ *
+ * Also the explicit "arm now" of %IB_OCQ_POSTPONE_ARM: the next run ends
+ * armed instead of paused.
+ *
+ * Context: any context, including done().
+ */
+void ib_ocq_resume(struct ib_ocq *ocq)
+{
+	if (WARN_ON_ONCE(IS_ERR_OR_NULL(ocq)))
+		return;
+	ocq_engine_resume(&ocq->engine);
+}
+EXPORT_SYMBOL(ib_ocq_resume);
+
+/**
+ * ib_ocq_get_stats - read an ordered CQ's counters
+ * @ocq: the ordered CQ
+ * @stats: filled in
+ *
+ * Context: any context.  The counters are read while runs go on, so they
+ * need not be consistent with each other.
+ */
+void ib_ocq_get_stats(struct ib_ocq *ocq, struct ib_ocq_stats *stats)
+{
+	if (WARN_ON_ONCE(IS_ERR_OR_NULL(ocq) || !stats))
+		return;
+	ocq_engine_stats(&ocq->engine, stats);
+}
+EXPORT_SYMBOL(ib_ocq_get_stats);
+
+static int __init ib_ocq_init(void)
+{
+	unsigned int unbound = WQ_UNBOUND | WQ_HIGHPRI | WQ_MEM_RECLAIM;
+
+	ib_ocq_wq = alloc_workqueue("ib_ocq", WQ_HIGHPRI | WQ_MEM_RECLAIM, 0);
+	if (!ib_ocq_wq)
+		return -ENOMEM;
+	/* domains run wherever a CPU is free, so flows really overlap */
+	ib_ocq_unbound_wq = alloc_workqueue("ib_ocq_unbound", unbound, 0);
+	if (!ib_ocq_unbound_wq) {
+		destroy_workqueue(ib_ocq_wq);
+		return -ENOMEM;
+	}
+	ib_ocq_debugfs = debugfs_create_dir("ib_ocq", NULL);
+	debugfs_create_file("live", 0400, ib_ocq_debugfs, NULL,
+			    &ib_ocq_live_fops);
+	debugfs_create_file("allocs", 0400, ib_ocq_debugfs, NULL,
+			    &ib_ocq_allocs_fops);
+	debugfs_create_atomic_t("fail_nth", 0600, ib_ocq_debugfs,
+				&ib_ocq_fail_nth);
+	return 0;
+}
+
+static void __exit ib_ocq_exit(void)
+{
+	debugfs_remove_recursive(ib_ocq_debugfs);
+	destroy_workqueue(ib_ocq_unbound_wq);
+	destroy_workqueue(ib_ocq_wq);
+}
+
+module_init(ib_ocq_init);
+module_exit(ib_ocq_exit);
+MODULE_LICENSE("Dual BSD/GPL");
+MODULE_DESCRIPTION("Ordered completion queues for kernel RDMA ULPs");

@@ -1,0 +1,1037 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The ordered completion queue engine.
+ *
+ * A completion travels one straight line: the provider calls the completion
+ * handler, which only kicks the CQ unit's gate; the run that the kick
+ * schedules polls, hands completions on in CQ order and arms the CQ; done()
+ * is called by exactly one run per ordering domain at a time.
+ *
+ * Each unit has a gate word.  A kick sets OCQ_KICK, and OCQ_RUN if it was
+ * clear, in which case the kicker schedules the run.  A run clears OCQ_KICK
+ * when it begins a pass, and may drop OCQ_RUN only while OCQ_KICK is still
+ * clear: a kick that raced with the end of a pass makes the run look again
+ * instead of being lost.  No spinlock is held around any loop.
+ */
+#include <linux/atomic.h>
+#include <linux/bitops.h>
+#include <linux/bug.h>
+#include <linux/export.h>
+#include <linux/hash.h>
+#include <linux/kernel.h>
+#include <linux/log2.h>
+#include <linux/minmax.h>
+#include <linux/slab.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_ocq.h>
+
+#include "ocq_engine.h"
+#include <trace/events/ib_ocq.h>
+
+/* times ib_poll_cq_and_arm() re-polls an empty CQ the provider won't arm */
+#define IB_POLL_ARM_TRIES 8
+
+/*
+ * The model checker (tools/testing/ocq) builds this file with known bugs of
+ * the seed loops switched back on, to prove that it finds each of them.  In
+ * the kernel every switch is constant false and compiles away.
+ */
+#ifndef ocq_seeded_bug
+#define ocq_seeded_bug(name) false
+#endif
+
+/* what a pass of a run ended with */
+enum ocq_step {
+	OCQ_MORE, /* keep going */
+	OCQ_WAIT, /* waiting for a kick: armed, paused, dead or stalled */
+	OCQ_YIELD, /* budget spent: requeue */
+	OCQ_BACKOFF, /* the arm keeps failing on an empty CQ: requeue later */
+};
+
+/* Polls and arms made by one __ib_poll_and_notify() call. */
+struct ocq_pn_count {
+	unsigned int polls;
+	unsigned int arms;
+};
+
+static int ocq_arm(struct ib_cq *cq, enum ib_arm_policy policy,
+		   struct ocq_pn_count *cnt)
+{
+	int ret;
+
+	cnt->arms++;
+	/* poll_then_arm: drain, arm plainly, never look again */
+	if (policy == IB_ARM_REPORT_MISSED && !ocq_seeded_bug(poll_then_arm))
+		ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+						   IB_CQ_REPORT_MISSED_EVENTS);
+	else
+		ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
+	/* positive_is_armed: take "missed events" for "armed" */
+	if (ret > 0 && ocq_seeded_bug(positive_is_armed))
+		ret = 0;
+	return ret;
+}
+
+/*
+ * The body of ib_poll_and_notify(), counting what it asks of the provider.
+ * Completions already taken from the CQ are never dropped: when a later
+ * step fails they are returned with IB_PN_POLL_NEEDED, and the error shows
+ * up again on the next call.
+ */
+static int __ib_poll_and_notify(struct ib_cq *cq, int num_entries,
+				struct ib_wc *wc, enum ib_arm_policy policy,
+				enum ib_pn_status *status,
+				struct ocq_pn_count *cnt)
+{
+	int n, m, ret;
+
+	n = ib_poll_cq(cq, num_entries, wc);
+	cnt->polls++;
+	if (n < 0)
+		return n;
+	if (n == num_entries) {
+		*status = IB_PN_SUCCESS;
+		return n;
+	}
+	ret = ocq_arm(cq, policy, cnt);
+	if (ret >= 0 && policy == IB_ARM_DOUBLE_POLL) {
+		/* armed for what comes next: look once more for what came before */
+		m = ib_poll_cq(cq, num_entries - n, wc + n);
+		cnt->polls++;
+		if (m > 0)
+			n += m;
+		ret = m ? 1 : 0;
+	}
+	if (ret < 0 && !n)
+		return ret;
+	if (ret)
+		*status = IB_PN_POLL_NEEDED;
+	else
+		*status = n ? IB_PN_COMPLETED : IB_PN_NOT_DONE;
+	return n;
+}
+
+/**
+ * ib_cq_arm_policy - the arm policy a provider's semantics allow
+ * @dev: the device whose provider is looked up
+ *
+ * The table, from each provider's req_notify_cq:
+ *
+ * - mlx4, mlx5: the doorbell arms against the consumer index, so the HCA
+ *   raises an event at once if unpolled entries are present (strong);
+ *   mlx5 returns 1 for REPORT_MISSED only for software completions, which
+ *   also raise the handler when armed.  %IB_ARM_STRONG.
+ * - rxe: an event only for entries added after arming (IBA-weak); REPORT_MISSED
+ *   returns 1 iff the CQ is not empty, and the CQ is armed even then.
+ *   %IB_ARM_REPORT_MISSED.
+ * - siw: IBA-weak; REPORT_MISSED returns the number of queued entries.
+ *   %IB_ARM_REPORT_MISSED.
+ * - anything else: %IB_ARM_REPORT_MISSED, correct for every provider that
+ *   keeps the verbs contract.
+ *
+ * Context: any context.
+ * Return: the policy to use on @dev; never %IB_ARM_AUTO.
+ */
+enum ib_arm_policy ib_cq_arm_policy(const struct ib_device *dev)
+{
+	switch (dev->ops.driver_id) {
+	case RDMA_DRIVER_MLX4:
+	case RDMA_DRIVER_MLX5:
+		return IB_ARM_STRONG;
+	default:
+		return IB_ARM_REPORT_MISSED;
+	}
+}
+EXPORT_SYMBOL(ib_cq_arm_policy);
+
+/**
+ * ib_poll_and_notify - poll a CQ and, once it is drained, arm it
+ * @cq: the CQ
+ * @num_entries: room in @wc, at least 1
+ * @wc: where completions are returned
+ * @policy: how to arm; %IB_ARM_AUTO to look the provider up
+ * @status: what the caller must do next, see &enum ib_pn_status
+ *
+ * One verb instead of a poll, an arm and a poll again: a provider with
+ * strong arm semantics (%IB_ARM_STRONG) never pays for the extra poll, a
+ * weak one stays correct.  Loop while @status is %IB_PN_SUCCESS or
+ * %IB_PN_POLL_NEEDED; stop on %IB_PN_COMPLETED or %IB_PN_NOT_DONE, after
+ * which the completion handler is guaranteed to run for the next completion.
+ *
+ * Context: any context the provider's poll_cq and req_notify_cq allow.
+ * Return: the number of completions in @wc (>= 0), or -errno from the
+ * provider, in which case @status is not set.
+ */
+int ib_poll_and_notify(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
+		       enum ib_arm_policy policy, enum ib_pn_status *status)
+{
+	struct ocq_pn_count cnt = {};
+
+	if (WARN_ON_ONCE(num_entries < 1 || !wc || !status))
+		return -EINVAL;
+	if (policy == IB_ARM_AUTO)
+		policy = ib_cq_arm_policy(cq->device);
+	return __ib_poll_and_notify(cq, num_entries, wc, policy, status, &cnt);
+}
+EXPORT_SYMBOL(ib_poll_and_notify);
+
+/**
+ * ib_poll_cq_and_arm - poll a CQ; once it is drained, arm it
+ * @cq: the CQ
+ * @num_entries: room in @wc, at least 1
+ * @wc: where completions are returned
+ *
+ * Arms with %IB_CQ_NEXT_COMP | %IB_CQ_REPORT_MISSED_EVENTS.  A positive
+ * return from the provider means the CQ is NOT armed, so the CQ is polled
+ * again here rather than by requeueing the caller.  Use it as::
+ *
+ *	while ((n = ib_poll_cq_and_arm(cq, ARRAY_SIZE(wcs), wcs)) > 0)
+ *		process(wcs, n);
+ *
+ * Context: any context the provider's poll_cq and req_notify_cq allow.
+ * Return: > 0, the number of completions in @wc: process them and call
+ * again.  0: the CQ was drained and is armed; the completion handler is
+ * guaranteed to run once the CQ is not empty.  -EAGAIN: the provider kept
+ * reporting missed events with an empty CQ %IB_POLL_ARM_TRIES times; the
+ * CQ is NOT armed, nothing was lost, call again later (from a work item,
+ * not in a tight loop).  Other -errno: the provider failed.
+ */
+int ib_poll_cq_and_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
+{
+	int i, n;
+
+	if (WARN_ON_ONCE(num_entries < 1 || !wc))
+		return -EINVAL;
+	for (i = 0; i < IB_POLL_ARM_TRIES; i++) {
+		n = ib_poll_cq(cq, num_entries, wc);
+		if (n)
+			return n;
+		n = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
+						 IB_CQ_REPORT_MISSED_EVENTS);
+		if (n <= 0)
+			return n;
+	}
+	return -EAGAIN;
+}
+EXPORT_SYMBOL(ib_poll_cq_and_arm);
+
+/* Set OCQ_KICK; return true if the caller took OCQ_RUN and must schedule. */
+static bool ocq_gate_kick(atomic_t *gate, int extra)
+{
+	int old = atomic_read(gate), val;
+
+	do {
+		if (old & OCQ_DEAD)
+			return false;
+		val = old | OCQ_KICK | extra;
+		if (!(old & OCQ_PAUSED))
+			val |= OCQ_RUN;
+	} while (!atomic_try_cmpxchg(gate, &old, val));
+	return !(old & OCQ_RUN) && (val & OCQ_RUN);
+}
+
+static void ocq_kick(struct ocq_engine *e, unsigned int unit)
+{
+	if (ocq_gate_kick(&e->units[unit].gate, 0))
+		e->ops->schedule(e, unit);
+}
+
+/*
+ * Begin a pass.  The fully ordered fetch_andnot pairs with the cmpxchg of
+ * ocq_gate_kick(): a kick that lands after it is seen by ocq_release(), and
+ * whatever the kicker published before kicking is seen by this pass.
+ */
+static int ocq_pass_begin(atomic_t *gate, int clear)
+{
+	return atomic_fetch_andnot(OCQ_KICK | clear, gate);
+}
+
+/*
+ * Drop OCQ_RUN at the end of a run that waits for a kick.  Return true if
+ * a kick came after the pass began: the run must make another pass.  While
+ * paused or dead the run ends even so; resume or nothing will follow.
+ */
+static bool ocq_release(atomic_t *gate)
+{
+	int old = atomic_read(gate), val;
+
+	do {
+		if ((old & (OCQ_KICK | OCQ_PAUSED | OCQ_DEAD)) == OCQ_KICK)
+			return true;
+		val = old & ~OCQ_RUN;
+	} while (!atomic_try_cmpxchg(gate, &old, val));
+	return false;
+}
+
+/*
+ * End a run that must go on later: keep OCQ_RUN and queue the next run, at
+ * once or, to back off from a provider that won't arm, a moment later.
+ */
+static void ocq_yield(struct ocq_engine *e, unsigned int unit, bool later)
+{
+	atomic_t *gate = &e->units[unit].gate;
+
+	if (atomic_read(gate) & OCQ_DEAD) {
+		atomic_andnot(OCQ_RUN, gate);
+		return;
+	}
+	WRITE_ONCE(e->units[unit].yields, e->units[unit].yields + 1);
+	trace_ocq_yield(e->cq, unit);
+	if (later && e->ops->schedule_later)
+		e->ops->schedule_later(e, unit);
+	else
+		e->ops->schedule(e, unit);
+}
+
+static bool ocq_stopped(struct ocq_engine *e, unsigned int unit)
+{
+	return atomic_read(&e->units[unit].gate) & (OCQ_PAUSED | OCQ_DEAD);
+}
+
+static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
+			 struct ib_wc *wc)
+{
+	WRITE_ONCE(u->completions, u->completions + 1);
+	if (likely(wc->wr_cqe))
+		wc->wr_cqe->done(e->cq, wc);
+	else
+		WARN_ON_ONCE(wc->status == IB_WC_SUCCESS);
+}
+
+/*
+ * The CQ run waits for room in @unit.  Publish the wait, then look at the
+ * room again: the full barrier pairs with the one in ocq_unstall(), so
+ * either this sees the room the consumer made, or the consumer sees the
+ * wait and kicks the CQ unit.  Return true if there is room after all.
+ */
+static bool ocq_stall(struct ocq_engine *e, unsigned int unit,
+		      bool (*has_room)(struct ocq_engine *e, unsigned int unit))
+{
+	atomic_set(&e->stalled, unit);
+	smp_mb(); /* pairs with smp_mb() in ocq_unstall() */
+	if (has_room(e, unit)) {
+		atomic_set(&e->stalled, OCQ_NO_STALL);
+		return true;
+	}
+	WRITE_ONCE(e->stalls, e->stalls + 1);
+	return false;
+}
+
+/* A consumer of @unit made room: wake the CQ run if it waits for it. */
+static void ocq_unstall(struct ocq_engine *e, unsigned int unit)
+{
+	smp_mb(); /* pairs with smp_mb() in ocq_stall() */
+	if (atomic_read(&e->stalled) == (int)unit &&
+	    atomic_cmpxchg(&e->stalled, unit, OCQ_NO_STALL) == (int)unit)
+		ocq_kick(e, OCQ_UNIT_CQ);
+}
+
+/* --- IB_OCQ_STRICT: the CQ run dispatches itself --- */
+
+static int ocq_strict_deliver(struct ocq_engine *e)
+{
+	struct ocq_unit *u = &e->units[OCQ_UNIT_CQ];
+
+	while (e->wc_pos < e->wc_cnt) {
+		if (ocq_stopped(e, OCQ_UNIT_CQ))
+			return OCQ_WAIT;
+		ocq_dispatch(e, u, &e->wcs[e->wc_pos++]);
+	}
+	return OCQ_MORE;
+}
+
+/* --- IB_OCQ_FLOW: the CQ run routes, one run per flow dispatches --- */
+
+static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
+{
+	u32 key;
+
+	if (e->flow_key)
+		key = e->flow_key(e->cq, wc);
+	else
+		key = wc->qp ? wc->qp->qp_num : 0;
+	return 1 + hash_32(key, 32) % e->nr_domains;
+}
+
+static bool ocq_flow_has_room(struct ocq_engine *e, unsigned int unit)
+{
+	struct ocq_unit *u = &e->units[unit];
+
+	/* pairs with smp_store_release() in ocq_flow_drain() */
+	return u->head - smp_load_acquire(&u->tail) <= e->ring_mask;
+}
+
+static void ocq_kick_mask(struct ocq_engine *e, u64 *mask)
+{
+	while (*mask) {
+		unsigned int bit = __ffs64(*mask);
+
+		*mask &= ~BIT_ULL(bit);
+		ocq_kick(e, 1 + bit);
+	}
+}
+
+static int ocq_flow_deliver(struct ocq_engine *e)
+{
+	u64 touched = 0;
+	int step = OCQ_MORE;
+
+	while (e->wc_pos < e->wc_cnt) {
+		struct ib_wc *wc = &e->wcs[e->wc_pos];
+		unsigned int unit = ocq_flow_of(e, wc);
+		struct ocq_unit *u = &e->units[unit];
+
+		if (ocq_stopped(e, OCQ_UNIT_CQ)) {
+			step = OCQ_WAIT;
+			break;
+		}
+		if (!ocq_flow_has_room(e, unit)) {
+			ocq_kick_mask(e, &touched);
+			if (ocq_stall(e, unit, ocq_flow_has_room))
+				continue;
+			step = OCQ_WAIT;
+			break;
+		}
+		u->ring[u->head & e->ring_mask] = *wc;
+		/* pairs with smp_load_acquire() in ocq_flow_drain() */
+		smp_store_release(&u->head, u->head + 1);
+		touched |= BIT_ULL(unit - 1);
+		e->wc_pos++;
+	}
+	ocq_kick_mask(e, &touched);
+	return step;
+}
+
+static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
+				   unsigned int left)
+{
+	struct ocq_unit *u = &e->units[unit];
+	unsigned int n = 0;
+	u32 head;
+
+	/* pairs with smp_store_release() in ocq_flow_deliver() */
+	head = smp_load_acquire(&u->head);
+	while (u->tail != head && n < left) {
+		if (atomic_read(&u->gate) & OCQ_DEAD)
+			break;
+		ocq_dispatch(e, u, &u->ring[u->tail & e->ring_mask]);
+		/* the slot is reused only after done() returned */
+		smp_store_release(&u->tail, u->tail + 1);
+		n++;
+	}
+	return n;
+}
+
+/* --- IB_OCQ_PARALLEL: workers process, the commit unit commits in order --- */
+
+static unsigned int ocq_commit_unit(struct ocq_engine *e)
+{
+	return e->nr_domains + 1;
+}
+
+static bool ocq_reorder_has_room(struct ocq_engine *e, unsigned int unit)
+{
+	/* pairs with smp_store_release() in ocq_commit_drain() */
+	return e->produced - smp_load_acquire(&e->committed) <= e->ring_mask;
+}
+
+static void ocq_kick_workers(struct ocq_engine *e, unsigned int n)
+{
+	unsigned int i;
+
+	for (i = 0; i < min(n, e->nr_domains); i++)
+		ocq_kick(e, 1 + i);
+}
+
+static int ocq_parallel_deliver(struct ocq_engine *e)
+{
+	unsigned int unit = ocq_commit_unit(e), n = 0;
+	int step = OCQ_MORE;
+
+	while (e->wc_pos < e->wc_cnt) {
+		struct ocq_slot *slot;
+
+		if (ocq_stopped(e, OCQ_UNIT_CQ)) {
+			step = OCQ_WAIT;
+			break;
+		}
+		if (!ocq_reorder_has_room(e, unit)) {
+			ocq_kick_workers(e, n);
+			n = 0;
+			if (ocq_stall(e, unit, ocq_reorder_has_room))
+				continue;
+			step = OCQ_WAIT;
+			break;
+		}
+		slot = &e->slots[e->produced & e->ring_mask];
+		slot->wc = e->wcs[e->wc_pos++];
+		WRITE_ONCE(slot->processed, 0);
+		/* pairs with smp_load_acquire() in ocq_claim() and commit */
+		smp_store_release(&e->produced, e->produced + 1);
+		n++;
+	}
+	ocq_kick_workers(e, n);
+	return step;
+}
+
+/* Claim the next published slot for processing; false if there is none. */
+static bool ocq_claim(struct ocq_engine *e, u32 *idx)
+{
+	int c = atomic_read(&e->claimed);
+
+	do {
+		/* pairs with smp_store_release() in ocq_parallel_deliver() */
+		if ((u32)c == smp_load_acquire(&e->produced))
+			return false;
+	} while (!atomic_try_cmpxchg(&e->claimed, &c, c + 1));
+	*idx = c;
+	return true;
+}
+
+static unsigned int ocq_worker_drain(struct ocq_engine *e, unsigned int unit,
+				     unsigned int left)
+{
+	unsigned int n = 0;
+	u32 idx;
+
+	while (n < left && !(atomic_read(&e->units[unit].gate) & OCQ_DEAD) &&
+	       ocq_claim(e, &idx)) {
+		struct ocq_slot *slot = &e->slots[idx & e->ring_mask];
+
+		e->process(e->cq, &slot->wc);
+		/* pairs with smp_load_acquire() in ocq_commit_drain() */
+		smp_store_release(&slot->processed, 1);
+		ocq_kick(e, ocq_commit_unit(e));
+		n++;
+	}
+	return n;
+}
+
+static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
+				     unsigned int left)
+{
+	struct ocq_unit *u = &e->units[unit];
+	unsigned int n = 0;
+
+	while (n < left && !(atomic_read(&u->gate) & OCQ_DEAD)) {
+		struct ocq_slot *slot = &e->slots[e->committed & e->ring_mask];
+
+		/* pairs with smp_store_release() in ocq_parallel_deliver() */
+		if (e->committed == smp_load_acquire(&e->produced))
+			break;
+		/* pairs with smp_store_release() in ocq_worker_drain() */
+		if (!smp_load_acquire(&slot->processed))
+			break;
+		ocq_dispatch(e, u, &slot->wc);
+		/* the slot is reused only after done() returned */
+		smp_store_release(&e->committed, e->committed + 1);
+		n++;
+	}
+	return n;
+}
+
+/* --- the CQ run --- */
+
+static int ocq_deliver(struct ocq_engine *e)
+{
+	switch (e->mode) {
+	case IB_OCQ_FLOW:
+		return ocq_flow_deliver(e);
+	case IB_OCQ_PARALLEL:
+		return ocq_parallel_deliver(e);
+	default:
+		return ocq_strict_deliver(e);
+	}
+}
+
+/*
+ * Postponed arm, drained without a resume pending: pause instead of arming,
+ * unless a kick or a resume came in meanwhile (then the run looks again, in
+ * a fresh pass).
+ */
+static bool ocq_postpone(struct ocq_engine *e)
+{
+	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
+	int old = atomic_read(gate);
+
+	do {
+		if (old & (OCQ_KICK | OCQ_RESUMED))
+			return false;
+	} while (!atomic_try_cmpxchg(gate, &old, old | OCQ_PAUSED));
+	atomic_long_inc(&e->pauses);
+	trace_ocq_pause(e->cq, true);
+	return true;
+}
+
+/* Take the next batch from the CQ into e->wcs; return the step to take. */
+static int ocq_poll(struct ocq_engine *e, int state, unsigned int *repolls)
+{
+	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) &&
+			!(state & OCQ_RESUMED);
+	struct ocq_pn_count cnt = {};
+	enum ib_pn_status st = IB_PN_NOT_DONE;
+	int n;
+
+	if (postpone) {
+		n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
+		cnt.polls++;
+		st = n == OCQ_BATCH ? IB_PN_SUCCESS : IB_PN_NOT_DONE;
+	} else {
+		n = __ib_poll_and_notify(e->cq, OCQ_BATCH, e->wcs, e->policy,
+					 &st, &cnt);
+	}
+	WRITE_ONCE(e->polls, e->polls + cnt.polls);
+	WRITE_ONCE(e->arms, e->arms + cnt.arms);
+	trace_ocq_poll(e->cq, n, st);
+	if (n < 0) {
+		/* the provider failed: end the run unarmed, the watchdog or
+		 * the next event retries
+		 */
+		e->wc_cnt = 0;
+		return OCQ_WAIT;
+	}
+	e->wc_pos = 0;
+	e->wc_cnt = n;
+	if (postpone) {
+		e->drained = st == IB_PN_NOT_DONE;
+		return OCQ_MORE;
+	}
+	e->armed = st == IB_PN_COMPLETED || st == IB_PN_NOT_DONE;
+	if (st == IB_PN_POLL_NEEDED) {
+		WRITE_ONCE(e->repolls, e->repolls + 1);
+		if (!n && ++*repolls >= OCQ_MAX_REPOLLS)
+			return OCQ_BACKOFF;
+	}
+	if (e->armed && (state & OCQ_RESUMED))
+		atomic_andnot(OCQ_RESUMED, &e->units[OCQ_UNIT_CQ].gate);
+	return OCQ_MORE;
+}
+
+/* One pass of the CQ run: deliver, poll, until armed, stopped or spent. */
+static int ocq_cq_pass(struct ocq_engine *e, int state, unsigned int *taken)
+{
+	unsigned int repolls = 0;
+	int step;
+
+	e->armed = false;
+	e->drained = false;
+	for (;;) {
+		if (state & (OCQ_PAUSED | OCQ_DEAD))
+			return OCQ_WAIT;
+		step = ocq_deliver(e);
+		if (step != OCQ_MORE || e->armed)
+			return OCQ_WAIT;
+		/*
+		 * Postponed arm: pause only once the last batch is handed on.
+		 * If a kick or a resume refused the pause, ocq_release() sees
+		 * it and begins a fresh pass, which clears the kick; looking
+		 * again within this pass would never clear it.
+		 */
+		if (e->drained) {
+			ocq_postpone(e);
+			return OCQ_WAIT;
+		}
+		if (*taken >= e->budget)
+			return OCQ_YIELD;
+		step = ocq_poll(e, state, &repolls);
+		if (step != OCQ_MORE)
+			return step;
+		*taken += e->wc_cnt;
+		state = atomic_read(&e->units[OCQ_UNIT_CQ].gate);
+	}
+}
+
+/*
+ * Account a pass that is about to end the run or make it look again: @taken
+ * completions so far in the run, @pass of them in this pass.
+ */
+static void ocq_cq_account(struct ocq_engine *e, unsigned int taken,
+			   unsigned int pass, bool watchdog, bool *counted)
+{
+	if (!*counted && !taken)
+		WRITE_ONCE(e->empty_runs, e->empty_runs + 1);
+	*counted = true;
+	if (taken > e->max_batch)
+		WRITE_ONCE(e->max_batch, taken);
+	if (watchdog && pass) {
+		WRITE_ONCE(e->rescues, e->rescues + pass);
+		trace_ocq_rescue(e->cq, pass);
+	}
+}
+
+static void ocq_cq_run(struct ocq_engine *e)
+{
+	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
+	unsigned int taken = 0, before;
+	bool watchdog = false, counted = false;
+	int state, step;
+
+	WRITE_ONCE(e->runs, e->runs + 1);
+	trace_ocq_run(e->cq, OCQ_UNIT_CQ);
+	do {
+		state = ocq_pass_begin(gate, OCQ_WATCHDOG);
+		watchdog |= state & OCQ_WATCHDOG;
+		before = taken;
+		step = ocq_cq_pass(e, state, &taken);
+		ocq_cq_account(e, taken, taken - before, watchdog, &counted);
+		if (step == OCQ_YIELD || step == OCQ_BACKOFF) {
+			ocq_yield(e, OCQ_UNIT_CQ, step == OCQ_BACKOFF);
+			return;
+		}
+		watchdog = false;
+	} while (ocq_release(gate));
+}
+
+/* A run of a flow domain, a worker or the commit unit. */
+static void ocq_domain_run(struct ocq_engine *e, unsigned int unit)
+{
+	struct ocq_unit *u = &e->units[unit];
+	bool commit = e->mode == IB_OCQ_PARALLEL && unit == ocq_commit_unit(e);
+	unsigned int n = 0, got;
+
+	WRITE_ONCE(u->runs, u->runs + 1);
+	trace_ocq_run(e->cq, unit);
+	do {
+		ocq_pass_begin(&u->gate, 0);
+		if (e->mode == IB_OCQ_FLOW)
+			got = ocq_flow_drain(e, unit, e->budget - n);
+		else if (commit)
+			got = ocq_commit_drain(e, unit, e->budget - n);
+		else
+			got = ocq_worker_drain(e, unit, e->budget - n);
+		n += got;
+		if (got && (e->mode == IB_OCQ_FLOW || commit))
+			ocq_unstall(e, unit);
+		if (n >= e->budget) {
+			ocq_yield(e, unit, false);
+			return;
+		}
+	} while (ocq_release(&u->gate));
+}
+
+/**
+ * ocq_engine_run - body of a scheduled run
+ * @e: the engine
+ * @unit: the unit the run was scheduled for
+ *
+ * Context: process context (the host's work item); never concurrently for
+ * one unit.
+ */
+void ocq_engine_run(struct ocq_engine *e, unsigned int unit)
+{
+	if (unit == OCQ_UNIT_CQ)
+		ocq_cq_run(e);
+	else
+		ocq_domain_run(e, unit);
+}
+
+/**
+ * ocq_engine_event - the CQ's completion handler
+ * @e: the engine
+ *
+ * Only kicks the CQ unit: never polls or arms.
+ *
+ * Context: any context, including hard irq; on several CPUs at once.
+ */
+void ocq_engine_event(struct ocq_engine *e)
+{
+	atomic_inc(&e->handlers);
+	/*
+	 * Pairs with smp_mb__after_atomic() in ocq_engine_disable(): either
+	 * the gate read below sees OCQ_DEAD, or disable waits for this call.
+	 */
+	smp_mb__after_atomic();
+	atomic_long_inc(&e->events);
+	trace_ocq_event(e->cq);
+	/* unserialized: seed 004's loop, straight from the handler */
+	if (ocq_seeded_bug(unserialized))
+		ocq_cq_run(e);
+	else
+		ocq_kick(e, OCQ_UNIT_CQ);
+	/* pairs with atomic_read_acquire() in ocq_engine_disable() */
+	smp_mb__before_atomic();
+	atomic_dec(&e->handlers);
+}
+
+/**
+ * ocq_engine_cq_error - count an asynchronous CQ error
+ * @e: the engine
+ *
+ * Context: any context.
+ */
+void ocq_engine_cq_error(struct ocq_engine *e)
+{
+	atomic_long_inc(&e->cq_errors);
+}
+
+/**
+ * ocq_engine_pause - stop polling and arming
+ * @e: the engine
+ *
+ * The run stops at the next completion boundary; done() calls already
+ * started finish.  Completions already handed to a flow domain or a worker
+ * are still dispatched.
+ *
+ * Context: any context, including done().
+ */
+void ocq_engine_pause(struct ocq_engine *e)
+{
+	atomic_or(OCQ_PAUSED, &e->units[OCQ_UNIT_CQ].gate);
+	atomic_long_inc(&e->pauses);
+	trace_ocq_pause(e->cq, false);
+}
+
+/**
+ * ocq_engine_resume - process what arrived while paused, and arm
+ * @e: the engine
+ *
+ * Also the explicit "arm now" of %IB_OCQ_POSTPONE_ARM.
+ *
+ * Context: any context, including done().
+ */
+void ocq_engine_resume(struct ocq_engine *e)
+{
+	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
+	int old = atomic_read(gate), val;
+
+	do {
+		if (old & OCQ_DEAD)
+			return;
+		val = (old & ~OCQ_PAUSED) | OCQ_RUN | OCQ_KICK | OCQ_RESUMED;
+	} while (!atomic_try_cmpxchg(gate, &old, val));
+	trace_ocq_resume(e->cq);
+	if (!(old & OCQ_RUN))
+		e->ops->schedule(e, OCQ_UNIT_CQ);
+}
+
+/**
+ * ocq_engine_disable - schedule nothing more, and wait for the handlers
+ * @e: the engine
+ *
+ * After it returns no completion handler is inside ocq_engine_event() and
+ * none will schedule a run; runs already queued end at their next boundary
+ * without a done() call.  The host then cancels its queued runs, from the
+ * CQ unit on, before it frees anything.
+ *
+ * Context: process context.
+ */
+void ocq_engine_disable(struct ocq_engine *e)
+{
+	unsigned int i;
+
+	/* teardown_no_disable: free with the handlers still live */
+	if (ocq_seeded_bug(teardown_no_disable))
+		return;
+	for (i = 0; i < e->nr_units; i++)
+		atomic_or(OCQ_DEAD, &e->units[i].gate);
+	/* pairs with smp_mb__after_atomic() in ocq_engine_event() */
+	smp_mb__after_atomic();
+	/* a handler holds the count for a few instructions only */
+	while (atomic_read_acquire(&e->handlers))
+		cpu_relax();
+}
+
+/**
+ * ocq_engine_watchdog - the safety net's periodic look
+ * @e: the engine
+ *
+ * When no event came since the last call and no run is active, start a run
+ * as if an event had come; what that run finds is counted as rescued.
+ *
+ * Context: process context; never concurrently with itself.
+ */
+void ocq_engine_watchdog(struct ocq_engine *e)
+{
+	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
+	long events = atomic_long_read(&e->events);
+	int old;
+
+	if (events != e->wd_events) {
+		e->wd_events = events;
+		return;
+	}
+	old = atomic_read(gate);
+	do {
+		if (old & (OCQ_RUN | OCQ_PAUSED | OCQ_DEAD))
+			return;
+	} while (!atomic_try_cmpxchg(gate, &old,
+				     old | OCQ_RUN | OCQ_KICK | OCQ_WATCHDOG));
+	e->ops->schedule(e, OCQ_UNIT_CQ);
+}
+
+/**
+ * ocq_engine_stats - sum an engine's counters
+ * @e: the engine
+ * @s: filled in
+ *
+ * Context: any context; the counters are read without stopping the runs.
+ */
+void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
+{
+	unsigned int i;
+
+	memset(s, 0, sizeof(*s));
+	s->events = atomic_long_read(&e->events);
+	s->pauses = atomic_long_read(&e->pauses);
+	s->cq_errors = atomic_long_read(&e->cq_errors);
+	s->runs = READ_ONCE(e->runs);
+	s->empty_runs = READ_ONCE(e->empty_runs);
+	s->polls = READ_ONCE(e->polls);
+	s->arms = READ_ONCE(e->arms);
+	s->repolls = READ_ONCE(e->repolls);
+	s->rescues = READ_ONCE(e->rescues);
+	s->stalls = READ_ONCE(e->stalls);
+	s->max_batch = READ_ONCE(e->max_batch);
+	for (i = 0; i < e->nr_units; i++) {
+		struct ocq_unit *u = &e->units[i];
+
+		s->completions += READ_ONCE(u->completions);
+		s->yields += READ_ONCE(u->yields);
+		if (i != OCQ_UNIT_CQ)
+			s->domain_runs += READ_ONCE(u->runs);
+	}
+}
+
+static int ocq_check_attr(const struct ib_ocq_attr *attr)
+{
+	if (attr->mode > IB_OCQ_PARALLEL || attr->policy > IB_ARM_DOUBLE_POLL)
+		return -EINVAL;
+	if (attr->flags & ~IB_OCQ_POSTPONE_ARM)
+		return -EINVAL;
+	if (attr->mode == IB_OCQ_PARALLEL && !attr->process)
+		return -EINVAL;
+	if (attr->mode != IB_OCQ_PARALLEL && attr->process)
+		return -EINVAL;
+	if (attr->mode != IB_OCQ_FLOW && attr->flow_key)
+		return -EINVAL;
+	if (attr->nr_domains > OCQ_MAX_DOMAINS)
+		return -EINVAL;
+	return 0;
+}
+
+static void *ocq_alloc(struct ocq_engine *e, size_t n, size_t size)
+{
+	if (e->ops->alloc)
+		return e->ops->alloc(e, n, size);
+	return kvcalloc(n, size, GFP_KERNEL);
+}
+
+static void ocq_free(struct ocq_engine *e, void *p)
+{
+	if (!p)
+		return;
+	if (e->ops->alloc)
+		e->ops->free(e, p);
+	else
+		kvfree(p);
+}
+
+static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
+{
+	unsigned int i;
+
+	e->units = ocq_alloc(e, e->nr_units, sizeof(*e->units));
+	if (!e->units)
+		return -ENOMEM;
+	for (i = 0; i < e->nr_units; i++)
+		atomic_set(&e->units[i].gate, 0);
+	if (e->mode == IB_OCQ_FLOW) {
+		for (i = 1; i < e->nr_units; i++) {
+			e->units[i].ring =
+				ocq_alloc(e, ring, sizeof(struct ib_wc));
+			if (!e->units[i].ring)
+				return -ENOMEM;
+		}
+	}
+	if (e->mode == IB_OCQ_PARALLEL) {
+		e->slots = ocq_alloc(e, ring, sizeof(*e->slots));
+		if (!e->slots)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/**
+ * ocq_engine_init - set up an engine for a CQ
+ * @e: the engine, zeroed by the caller
+ * @cq: the CQ; its completion handler must call ocq_engine_event()
+ * @attr: mode and tuning
+ * @nr_cpus: online CPUs, the default number of domains
+ * @ops: the host's hooks
+ *
+ * The engine starts paused: nothing is polled or armed until
+ * ocq_engine_resume().  On failure everything allocated is freed.
+ *
+ * Context: process context; may sleep.
+ * Return: 0, -EINVAL for a bad @attr, or -ENOMEM.
+ */
+int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
+		    const struct ib_ocq_attr *attr, unsigned int nr_cpus,
+		    const struct ocq_engine_ops *ops)
+{
+	u32 ring;
+	int ret;
+
+	ret = ocq_check_attr(attr);
+	if (ret)
+		return ret;
+	e->cq = cq;
+	e->ops = ops;
+	e->mode = attr->mode;
+	e->policy = attr->policy == IB_ARM_AUTO ? ib_cq_arm_policy(cq->device) :
+						  attr->policy;
+	e->flags = attr->flags;
+	e->budget = attr->budget ?: OCQ_DEFAULT_BUDGET;
+	e->nr_domains =
+		attr->nr_domains ?:
+			clamp_t(unsigned int, nr_cpus, 1, OCQ_MAX_DOMAINS);
+	e->flow_key = attr->flow_key;
+	e->process = attr->process;
+	e->nr_units = 1;
+	if (e->mode == IB_OCQ_FLOW)
+		e->nr_units += e->nr_domains;
+	else if (e->mode == IB_OCQ_PARALLEL)
+		e->nr_units += e->nr_domains + 1;
+	ring = clamp_t(u32, cq->cqe, OCQ_RING_MIN, OCQ_RING_MAX);
+	ring = roundup_pow_of_two(ring);
+	e->ring_mask = ring - 1;
+	atomic_set(&e->handlers, 0);
+	atomic_long_set(&e->events, 0);
+	atomic_long_set(&e->pauses, 0);
+	atomic_long_set(&e->cq_errors, 0);
+	atomic_set(&e->stalled, OCQ_NO_STALL);
+	atomic_set(&e->claimed, 0);
+
+	e->wcs = ocq_alloc(e, OCQ_BATCH, sizeof(*e->wcs));
+	if (!e->wcs)
+		return -ENOMEM;
+	ret = ocq_alloc_units(e, ring);
+	if (ret) {
+		ocq_engine_destroy(e);
+		return ret;
+	}
+	atomic_set(&e->units[OCQ_UNIT_CQ].gate, OCQ_PAUSED);
+	return 0;
+}
+
+/**
+ * ocq_engine_destroy - free what ocq_engine_init() allocated
+ * @e: the engine; disabled, with no run queued
+ *
+ * Context: process context.
+ */
+void ocq_engine_destroy(struct ocq_engine *e)
+{
+	unsigned int i;
+
+	if (e->units) {
+		for (i = 0; i < e->nr_units; i++)
+			ocq_free(e, e->units[i].ring);
+	}
+	ocq_free(e, e->slots);
+	ocq_free(e, e->units);
+	ocq_free(e, e->wcs);
+	e->units = NULL;
+	e->slots = NULL;
+	e->wcs = NULL;
+}

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The ordered completion queue engine: the poll / dispatch / arm state
+ * machine.  Pure logic: it touches the world only through ib_poll_cq(),
+ * ib_req_notify_cq(), atomics and the &ocq_engine_ops.schedule hook, so the
+ * same file runs on a real CQ, on the fake provider of the test module, and
+ * in the userspace model checker (tools/testing/ocq).
+ */
+#ifndef _OCQ_ENGINE_H
+#define _OCQ_ENGINE_H
+
+#include <linux/atomic.h>
+#include <linux/cache.h>
+#include <linux/types.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_ocq.h>
+
+/*
+ * Gate bits.  Every unit (the CQ run, a flow domain, a process worker, the
+ * commit step) has a gate; a run of the unit exists exactly while OCQ_RUN is
+ * set, so runs of one unit never overlap.
+ */
+#define OCQ_RUN BIT(0) /* a run is queued or executing */
+#define OCQ_KICK BIT(1) /* work signalled since the last pass began */
+#define OCQ_PAUSED BIT(2) /* CQ unit: neither poll nor arm */
+#define OCQ_DEAD BIT(3) /* torn down: schedule nothing more */
+#define OCQ_RESUMED BIT(4) /* CQ unit, postponed arm: arm when drained */
+#define OCQ_WATCHDOG BIT(5) /* CQ unit: the watchdog started this run */
+
+#define OCQ_UNIT_CQ 0
+#define OCQ_NO_STALL (-1)
+/* ordering domains at most: the CQ run tracks them in one u64 */
+#define OCQ_MAX_DOMAINS 64
+/* completions taken from the CQ per ib_poll_cq() call */
+#define OCQ_BATCH 16
+/* completions one run dispatches before it yields its worker */
+#define OCQ_DEFAULT_BUDGET 256
+/* empty re-polls after a positive notify before the run yields */
+#define OCQ_MAX_REPOLLS 8
+/* bounds of a flow ring or the reorder ring, in completions */
+#define OCQ_RING_MIN 64
+#define OCQ_RING_MAX 4096
+
+struct ocq_engine;
+
+/**
+ * struct ocq_engine_ops - what the engine asks of its host
+ * @schedule: queue a run of @unit that calls ocq_engine_run().  Called only
+ *	by the context that set the unit's OCQ_RUN, so at most once per run.
+ * @schedule_later: optional; like @schedule, but the run may wait a moment.
+ *	Used when the provider keeps reporting missed events with an empty CQ,
+ *	so that polling it again does not starve the CPU.
+ * @alloc: optional; zeroed memory for @n objects of @size, or NULL.  Lets
+ *	the host count the engine's memory and fail allocations on purpose.
+ *	Without it the engine uses kvcalloc().
+ * @free: frees what @alloc returned (never called with NULL); kvfree()
+ *	without @alloc.
+ */
+struct ocq_engine_ops {
+	void (*schedule)(struct ocq_engine *e, unsigned int unit);
+	void (*schedule_later)(struct ocq_engine *e, unsigned int unit);
+	void *(*alloc)(struct ocq_engine *e, size_t n, size_t size);
+	void (*free)(struct ocq_engine *e, void *p);
+};
+
+/*
+ * Locking rules.  No lock: ownership moves with the gates.
+ *
+ * I: set by ocq_engine_init(), read-only afterwards.
+ * A: atomic.
+ * C: owned by the run of the CQ unit (the holder of its OCQ_RUN).
+ * U: owned by the run of the unit the field belongs to.
+ * M: owned by the commit unit's run.
+ * W: written by ocq_engine_watchdog() only; its host never runs it twice
+ *    at once.
+ * P: producer/consumer index, written by one owner with smp_store_release()
+ *    and read by the other with smp_load_acquire(); the comment says who.
+ */
+
+/**
+ * struct ocq_unit - one serialised run
+ * @gate: OCQ_* bits (A)
+ * @head: flow ring: next slot the CQ run fills (P: C writes, U reads)
+ * @tail: flow ring: next slot the flow dispatches (P: U writes, C reads)
+ * @ring: flow ring of completions (I)
+ * @runs: runs of this unit (U)
+ * @completions: done() calls made by this unit (U)
+ * @yields: runs that reached the budget (U)
+ */
+struct ocq_unit {
+	atomic_t gate;
+	u32 head;
+	u32 tail;
+	struct ib_wc *ring;
+	u64 runs;
+	u64 completions;
+	u64 yields;
+} ____cacheline_aligned_in_smp;
+
+/**
+ * struct ocq_slot - a reorder ring entry of %IB_OCQ_PARALLEL
+ * @wc: the completion (written by C before it publishes the slot)
+ * @processed: set by the worker once ->process() returned (P: worker writes,
+ *	M reads)
+ */
+struct ocq_slot {
+	struct ib_wc wc;
+	int processed;
+};
+
+/**
+ * struct ocq_engine - an ordered completion queue's state machine
+ * @cq: the CQ it polls and arms (I)
+ * @ops: the host's hooks (I)
+ * @mode: ordering domains (I)
+ * @policy: arm policy, never %IB_ARM_AUTO (I)
+ * @flags: %IB_OCQ_POSTPONE_ARM (I)
+ * @budget: completions per run (I)
+ * @nr_domains: flow domains or process workers (I)
+ * @nr_units: units in @units (I)
+ * @ring_mask: capacity - 1 of a flow ring or of the reorder ring (I)
+ * @flow_key: %IB_OCQ_FLOW key (I)
+ * @process: %IB_OCQ_PARALLEL unordered step (I)
+ * @units: the CQ unit, then the flow domains, or the workers and the commit
+ *	unit (I)
+ * @slots: %IB_OCQ_PARALLEL reorder ring (I)
+ * @handlers: completion handlers inside ocq_engine_event() (A)
+ * @events: completion handler calls (A)
+ * @pauses: pauses, requested and postponed arms (A)
+ * @cq_errors: asynchronous CQ errors (A)
+ * @stalled: unit the CQ run waits on for room, or OCQ_NO_STALL (A)
+ * @claimed: %IB_OCQ_PARALLEL: next slot a worker processes (A)
+ * @wcs: completions of the last poll (C)
+ * @wc_pos: first completion of @wcs not yet handed on (C)
+ * @wc_cnt: completions in @wcs (C)
+ * @armed: the poll that filled @wcs left the CQ armed (C)
+ * @drained: postponed arm: the poll that filled @wcs found the CQ drained
+ *	and did not arm it (C)
+ * @produced: %IB_OCQ_PARALLEL: next slot to fill (P: C writes, workers and
+ *	M read)
+ * @committed: %IB_OCQ_PARALLEL: next slot to commit (P: M writes, C reads)
+ * @runs: runs of the CQ unit (C)
+ * @empty_runs: runs that dispatched nothing before they first tried to end (C)
+ * @polls: ib_poll_cq() calls (C)
+ * @arms: ib_req_notify_cq() calls (C)
+ * @repolls: passes repeated because the arm was not confirmed (C)
+ * @rescues: completions found by runs the watchdog started (C)
+ * @stalls: waits for room in a domain (C)
+ * @max_batch: most completions one run took (C)
+ * @wd_events: @events at the watchdog's last tick (W)
+ */
+struct ocq_engine {
+	struct ib_cq *cq;
+	const struct ocq_engine_ops *ops;
+	enum ib_ocq_mode mode;
+	enum ib_arm_policy policy;
+	unsigned int flags;
+	unsigned int budget;
+	unsigned int nr_domains;
+	unsigned int nr_units;
+	u32 ring_mask;
+	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
+	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
+	struct ocq_unit *units;
+	struct ocq_slot *slots;
+
+	atomic_t handlers;
+	atomic_long_t events;
+	atomic_long_t pauses;
+	atomic_long_t cq_errors;
+	atomic_t stalled;
+	atomic_t claimed;
+
+	struct ib_wc *wcs;
+	unsigned int wc_pos;
+	unsigned int wc_cnt;
+	bool armed;
+	bool drained;
+	u32 produced;
+	u32 committed;
+	u64 runs;
+	u64 empty_runs;
+	u64 polls;
+	u64 arms;
+	u64 repolls;
+	u64 rescues;
+	u64 stalls;
+	u64 max_batch;
+	long wd_events;
+};
+
+int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
+		    const struct ib_ocq_attr *attr, unsigned int nr_cpus,
+		    const struct ocq_engine_ops *ops);
+void ocq_engine_destroy(struct ocq_engine *e);
+void ocq_engine_event(struct ocq_engine *e);
+void ocq_engine_cq_error(struct ocq_engine *e);
+void ocq_engine_run(struct ocq_engine *e, unsigned int unit);
+void ocq_engine_pause(struct ocq_engine *e);
+void ocq_engine_resume(struct ocq_engine *e);
+void ocq_engine_disable(struct ocq_engine *e);
+void ocq_engine_watchdog(struct ocq_engine *e);
+void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *stats);
+
+#endif /* _OCQ_ENGINE_H */

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Ordered completion queues: completion processing for kernel RDMA ULPs that
+ * never loses a completion notification and never dispatches completions out
+ * of order, wherever the provider's notifications land.
+ */
+#ifndef _RDMA_IB_OCQ_H
+#define _RDMA_IB_OCQ_H
+
+#include <linux/types.h>
+#include <rdma/ib_verbs.h>
+
+/**
+ * enum ib_arm_policy - how a drained CQ is armed
+ * @IB_ARM_AUTO: pick from the provider semantics table (ib_cq_arm_policy())
+ * @IB_ARM_REPORT_MISSED: arm with %IB_CQ_REPORT_MISSED_EVENTS; a positive
+ *	return means the CQ is not armed and must be polled again.  Correct on
+ *	every provider that honours the verbs contract; the safe default.
+ * @IB_ARM_STRONG: arm with %IB_CQ_NEXT_COMP only.  Only for providers that
+ *	raise an event at once when armed with unpolled entries.
+ * @IB_ARM_DOUBLE_POLL: arm with %IB_CQ_NEXT_COMP, then poll once more; for
+ *	providers where %IB_CQ_REPORT_MISSED_EVENTS is costly.
+ */
+enum ib_arm_policy {
+	IB_ARM_AUTO,
+	IB_ARM_REPORT_MISSED,
+	IB_ARM_STRONG,
+	IB_ARM_DOUBLE_POLL,
+};
+
+/**
+ * enum ib_pn_status - what ib_poll_and_notify() asks of its caller next
+ * @IB_PN_SUCCESS: completions returned and the CQ may hold more; it is not
+ *	armed: process them and call again.
+ * @IB_PN_COMPLETED: completions returned, the CQ was drained and is armed:
+ *	process them; the completion handler will run for the next one.
+ * @IB_PN_POLL_NEEDED: the CQ was drained but arming could not be confirmed,
+ *	or more completions were found after arming: process what was returned
+ *	(possibly nothing) and call again.
+ * @IB_PN_NOT_DONE: nothing returned, the CQ is empty and armed.
+ */
+enum ib_pn_status {
+	IB_PN_SUCCESS,
+	IB_PN_COMPLETED,
+	IB_PN_POLL_NEEDED,
+	IB_PN_NOT_DONE,
+};
+
+/**
+ * enum ib_ocq_mode - ordering domains of an ordered completion queue
+ * @IB_OCQ_STRICT: one domain per CQ: done() calls never overlap and follow
+ *	CQ order.
+ * @IB_OCQ_FLOW: one domain per flow (the QP, or the key returned by
+ *	&ib_ocq_attr.flow_key): each flow strictly ordered, different flows
+ *	dispatched on different CPUs at once.
+ * @IB_OCQ_PARALLEL: &ib_ocq_attr.process runs for several completions at
+ *	once on any CPU; done() (the commit step) then runs in CQ order, never
+ *	concurrently.
+ */
+enum ib_ocq_mode {
+	IB_OCQ_STRICT,
+	IB_OCQ_FLOW,
+	IB_OCQ_PARALLEL,
+};
+
+/* Leave the CQ unarmed when drained, until ib_ocq_resume() (postponed arm) */
+#define IB_OCQ_POSTPONE_ARM BIT(0)
+
+/**
+ * struct ib_ocq_attr - how an ordered completion queue processes completions
+ * @mode: ordering domains, see &enum ib_ocq_mode
+ * @policy: arm policy, %IB_ARM_AUTO for the provider's table entry
+ * @flags: %IB_OCQ_POSTPONE_ARM
+ * @budget: completions one run may dispatch before it yields its worker;
+ *	0 for the default
+ * @nr_domains: %IB_OCQ_FLOW: number of flow domains; %IB_OCQ_PARALLEL:
+ *	number of process workers; 0 for the number of online CPUs
+ * @watchdog_ms: poll after this long without an event (safety net for
+ *	providers that lose events); 0 disables it
+ * @flow_key: %IB_OCQ_FLOW: the flow of a completion; NULL for its QP
+ * @process: %IB_OCQ_PARALLEL: the unordered step; runs before done()
+ */
+struct ib_ocq_attr {
+	enum ib_ocq_mode mode;
+	enum ib_arm_policy policy;
+	unsigned int flags;
+	unsigned int budget;
+	unsigned int nr_domains;
+	unsigned int watchdog_ms;
+	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
+	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
+};
+
+/**
+ * struct ib_ocq_stats - counters of an ordered completion queue
+ * @events: completion handler calls
+ * @runs: processing runs of the CQ
+ * @empty_runs: runs that found the CQ empty
+ * @polls: ib_poll_cq() calls
+ * @completions: done() calls
+ * @arms: ib_req_notify_cq() calls
+ * @repolls: polls repeated because arming could not be confirmed
+ * @yields: runs that reached their budget and requeued themselves
+ * @pauses: ib_ocq_pause() calls and postponed arms
+ * @rescues: completions found by the watchdog
+ * @stalls: times the CQ run waited for room in an ordering domain
+ * @domain_runs: runs of flow domains, process workers and the commit step
+ * @cq_errors: asynchronous CQ errors (overruns) the provider reported
+ * @max_batch: most completions one run took from the CQ
+ */
+struct ib_ocq_stats {
+	u64 events;
+	u64 runs;
+	u64 empty_runs;
+	u64 polls;
+	u64 completions;
+	u64 arms;
+	u64 repolls;
+	u64 yields;
+	u64 pauses;
+	u64 rescues;
+	u64 stalls;
+	u64 domain_runs;
+	u64 cq_errors;
+	u64 max_batch;
+};
+
+struct ib_ocq;
+
+int ib_poll_cq_and_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+int ib_poll_and_notify(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
+		       enum ib_arm_policy policy, enum ib_pn_status *status);
+enum ib_arm_policy ib_cq_arm_policy(const struct ib_device *dev);
+
+struct ib_ocq *__ib_ocq_alloc(struct ib_device *dev, void *private, int nr_cqe,
+			      int comp_vector, const struct ib_ocq_attr *attr,
+			      const char *caller);
+
+/**
+ * ib_ocq_alloc - allocate a CQ whose completions an ordered CQ dispatches
+ * @dev: device to allocate the CQ on
+ * @private: ULP context, returned by ib_ocq_private()
+ * @nr_cqe: number of CQ entries
+ * @comp_vector: completion vector
+ * @attr: mode and tuning; see &struct ib_ocq_attr
+ *
+ * Context: process context; may sleep.
+ * Return: the ordered CQ, or an ERR_PTR().
+ */
+static inline struct ib_ocq *ib_ocq_alloc(struct ib_device *dev, void *private,
+					  int nr_cqe, int comp_vector,
+					  const struct ib_ocq_attr *attr)
+{
+	return __ib_ocq_alloc(dev, private, nr_cqe, comp_vector, attr,
+			      KBUILD_MODNAME);
+}
+
+void ib_ocq_free(struct ib_ocq *ocq);
+struct ib_cq *ib_ocq_cq(struct ib_ocq *ocq);
+void *ib_ocq_private(struct ib_cq *cq);
+void ib_ocq_pause(struct ib_ocq *ocq);
+void ib_ocq_resume(struct ib_ocq *ocq);
+void ib_ocq_get_stats(struct ib_ocq *ocq, struct ib_ocq_stats *stats);
+
+#endif /* _RDMA_IB_OCQ_H */
