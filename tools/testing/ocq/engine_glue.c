@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The C side of engine_glue.h: plain wrappers of the engine's API.  The
+ * engine itself is drivers/infiniband/core/ocq_engine.c, compiled as it is.
+ */
+#include <ocq_sim.h>
+#include <rdma/ib_ocq.h>
+#include "ocq_engine.h"
+#include "engine_glue.h"
+
+_Static_assert((int)SIM_STRICT == IB_OCQ_STRICT &&
+	       (int)SIM_FLOW == IB_OCQ_FLOW &&
+	       (int)SIM_PARALLEL == IB_OCQ_PARALLEL, "enum ib_ocq_mode");
+_Static_assert((int)SIM_ARM_AUTO == IB_ARM_AUTO &&
+	       (int)SIM_ARM_REPORT_MISSED == IB_ARM_REPORT_MISSED &&
+	       (int)SIM_ARM_STRONG == IB_ARM_STRONG &&
+	       (int)SIM_ARM_DOUBLE_POLL == IB_ARM_DOUBLE_POLL,
+	       "enum ib_arm_policy");
+
+/* the engine and the host's hook, in one allocation */
+struct sim_engine {
+	struct ocq_engine e;
+	struct ocq_engine_ops ops;
+	sim_schedule_fn schedule;
+};
+
+static void sim_schedule(struct ocq_engine *e, unsigned int unit)
+{
+	struct sim_engine *se = (struct sim_engine *)e;
+
+	se->schedule(e->cq->cq_context, unit);
+}
+
+struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
+				  sim_schedule_fn schedule)
+{
+	struct sim_engine *se = ocq_sim_alloc(sizeof(*se));
+	struct ib_ocq_attr attr = {
+		.mode = (enum ib_ocq_mode)a->mode,
+		.policy = (enum ib_arm_policy)a->policy,
+		.flags = a->postpone_arm ? IB_OCQ_POSTPONE_ARM : 0,
+		.budget = a->budget,
+		.nr_domains = a->nr_domains,
+		.process = a->process,
+	};
+
+	if (!se)
+		return NULL;
+	se->ops.schedule = sim_schedule;
+	se->schedule = schedule;
+	if (ocq_engine_init(&se->e, cq, &attr, 2, &se->ops)) {
+		ocq_sim_free(se);
+		return NULL;
+	}
+	return &se->e;
+}
+
+void sim_engine_free(struct ocq_engine *e)
+{
+	ocq_sim_free(e);
+}
+
+unsigned int sim_engine_units(const struct ocq_engine *e)
+{
+	return e->nr_units;
+}
+
+int sim_engine_gate(const struct ocq_engine *e, unsigned int unit)
+{
+	return e->units[unit].gate.counter;
+}
+
+int sim_engine_paused(const struct ocq_engine *e)
+{
+	return !!(sim_engine_gate(e, OCQ_UNIT_CQ) & OCQ_PAUSED);
+}
+
+void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s)
+{
+	struct ib_ocq_stats st;
+
+	ocq_engine_stats(e, &st);
+	s->events = st.events;
+	s->runs = st.runs;
+	s->empty_runs = st.empty_runs;
+	s->polls = st.polls;
+	s->completions = st.completions;
+	s->arms = st.arms;
+	s->repolls = st.repolls;
+	s->yields = st.yields;
+	s->pauses = st.pauses;
+	s->rescues = st.rescues;
+	s->stalls = st.stalls;
+	s->domain_runs = st.domain_runs;
+	s->cq_errors = st.cq_errors;
+	s->max_batch = st.max_batch;
+}
+
+void sim_engine_event(struct ocq_engine *e)
+{
+	ocq_engine_event(e);
+}
+
+void sim_engine_run(struct ocq_engine *e, unsigned int unit)
+{
+	ocq_engine_run(e, unit);
+}
+
+void sim_engine_pause(struct ocq_engine *e)
+{
+	ocq_engine_pause(e);
+}
+
+void sim_engine_resume(struct ocq_engine *e)
+{
+	ocq_engine_resume(e);
+}
+
+void sim_engine_disable(struct ocq_engine *e)
+{
+	ocq_engine_disable(e);
+}
+
+void sim_engine_destroy(struct ocq_engine *e)
+{
+	ocq_engine_destroy(e);
+}
+
+void sim_engine_watchdog(struct ocq_engine *e)
+{
+	ocq_engine_watchdog(e);
+}

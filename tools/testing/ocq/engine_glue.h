@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The engine as the C++ checker sees it.  The kernel headers are GNU C, not
+ * C++ (they name parameters "private"), so engine_glue.c, compiled as C,
+ * includes them and offers this plain interface: the engine is opaque here.
+ */
+#ifndef OCQ_SIM_ENGINE_GLUE_H
+#define OCQ_SIM_ENGINE_GLUE_H
+
+#include <rdma/ib_verbs.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct ocq_engine;
+
+/* enum ib_ocq_mode and enum ib_arm_policy, checked in engine_glue.c */
+enum sim_mode { SIM_STRICT, SIM_FLOW, SIM_PARALLEL };
+enum sim_policy {
+	SIM_ARM_AUTO,
+	SIM_ARM_REPORT_MISSED,
+	SIM_ARM_STRONG,
+	SIM_ARM_DOUBLE_POLL,
+};
+
+struct sim_attr {
+	enum sim_mode mode;
+	enum sim_policy policy;
+	int postpone_arm;
+	unsigned int budget;
+	unsigned int nr_domains;
+	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
+};
+
+/* struct ib_ocq_stats, field by field */
+struct sim_stats {
+	u64 events, runs, empty_runs, polls, completions, arms, repolls;
+	u64 yields, pauses, rescues, stalls, domain_runs, cq_errors, max_batch;
+};
+
+/* The host's queue_work(): cq->cq_context is passed as @host. */
+typedef void (*sim_schedule_fn)(void *host, unsigned int unit);
+
+/* ocq_engine_init() on a calloc'ed engine; NULL if it fails */
+struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
+				  sim_schedule_fn schedule);
+/* ocq_engine_destroy(), then free the engine */
+void sim_engine_free(struct ocq_engine *e);
+unsigned int sim_engine_units(const struct ocq_engine *e);
+int sim_engine_gate(const struct ocq_engine *e, unsigned int unit);
+int sim_engine_paused(const struct ocq_engine *e);
+void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s);
+
+void sim_engine_event(struct ocq_engine *e);
+void sim_engine_run(struct ocq_engine *e, unsigned int unit);
+void sim_engine_pause(struct ocq_engine *e);
+void sim_engine_resume(struct ocq_engine *e);
+void sim_engine_disable(struct ocq_engine *e);
+void sim_engine_destroy(struct ocq_engine *e);
+void sim_engine_watchdog(struct ocq_engine *e);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OCQ_SIM_ENGINE_GLUE_H */

@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The hooks between the shim headers (C, compiled into the engine) and the
+ * model checker (C++).  Every shimmed primitive calls ocq_sim_point() before
+ * it acts: that is where the scheduler may switch to another context.  Called
+ * from a thread that is not a modelled context, the hooks do nothing.
+ */
+#ifndef _OCQ_SIM_H
+#define _OCQ_SIM_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* the seeded bugs the engine can be built with (ocq_seeded_bug()) */
+enum ocq_sim_bug_id {
+	OCQ_SIM_BUG_none,
+	OCQ_SIM_BUG_poll_then_arm,
+	OCQ_SIM_BUG_positive_is_armed,
+	OCQ_SIM_BUG_unserialized,
+	OCQ_SIM_BUG_teardown_no_disable,
+};
+
+extern int ocq_sim_bug;
+
+/* a scheduling point before primitive @what acts */
+void ocq_sim_point(const char *what);
+/* a voluntary yield (cpu_relax): wait until another context made a step */
+void ocq_sim_spin(const char *what);
+/* record the value the primitive just produced, for --replay traces */
+void ocq_sim_value(long value);
+/* WARN_ON() fired in the engine */
+void ocq_sim_warn(const char *file, int line, const char *cond);
+void *ocq_sim_alloc(unsigned long size);
+void ocq_sim_free(const void *p);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* _OCQ_SIM_H */

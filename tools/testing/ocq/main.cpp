@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// ocq_sim: the model checker of the ordered completion queue engine.
+//
+// Runs every case (engine mode x provider model, the seeded bugs, the
+// pattern-1 bench) through a depth-first search of its schedules with a
+// preemption bound, raised one by one from 0 (iterative context bounding:
+// the schedules with the fewest preemptions come first), until the bound
+// is exhausted or a cap is reached.  Prints one line per case and, last,
+// "N passed, N failed".
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "world.h"
+
+using namespace ocq_sim;
+
+namespace {
+
+const char version[] = "ocq_sim 1.0";
+
+// exit codes
+enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+
+// Engine bugs the checker found that are not fixed yet.  An execution whose
+// every failure matches one of them is counted and shown once, with its
+// schedule, and the search goes on, so that the rest of the case is still
+// checked; --no-known makes them ordinary failures.  Remove an entry once
+// the engine is fixed (the summary says when one is no longer seen).
+struct KnownBug {
+	const char *id;
+	const char *mode;	// prefix of the mode, "" for any
+	const char *failure;	// prefix of the failure message
+	const char *what;
+};
+
+// Engine bugs found by the checker and not fixed yet: a case that meets one
+// reports it with its schedule and goes on.  Empty while the engine is clean.
+const std::vector<KnownBug> known_bugs = {};
+
+const KnownBug *known_bug(const CaseSpec &spec, const std::string &failure)
+{
+	for (const KnownBug &k : known_bugs)
+		if (spec.mode.rfind(k.mode, 0) == 0 &&
+		    failure.rfind(k.failure, 0) == 0)
+			return &k;
+	return nullptr;
+}
+
+struct Options {
+	unsigned bound = 3;
+	double time_cap = 5.0;		// seconds per case
+	long max_schedules = 1000000;	// executions per case
+	size_t step_cap = 5000;		// decisions per execution
+	std::string only;		// run the cases whose name contains it
+	std::string replay;
+	bool list = false;
+	bool no_known = false;		// known engine bugs fail the case
+};
+
+// A known engine bug met by a case: how often, and the first schedule.
+struct KnownHit {
+	const KnownBug *bug;
+	long schedules;
+	std::string schedule;
+	std::string failure;
+};
+
+struct Result {
+	std::string failure;
+	std::string schedule;
+	long schedules = 0;
+	size_t terminals = 0;
+	double secs = 0;
+	bool complete = false;
+	long handler_calls = 0, empty_handlers = 0, runs = 0, empty_runs = 0;
+	long stalls = 0, yields = 0, rescues = 0;
+	std::vector<KnownHit> known;
+};
+
+// If every failure of @o is a known engine bug, count it and return true.
+bool known_only(const CaseSpec &spec, const Outcome &o,
+		const std::string &schedule, Result *r)
+{
+	std::vector<const KnownBug *> bugs;
+
+	for (const std::string &f : o.failures) {
+		const KnownBug *k = known_bug(spec, f);
+
+		if (!k)
+			return false;
+		bugs.push_back(k);
+	}
+	for (size_t i = 0; i < bugs.size(); i++) {
+		bool seen = false;
+
+		for (KnownHit &h : r->known)
+			if (h.bug == bugs[i]) {
+				seen = true;
+				if (!i || bugs[i] != bugs[i - 1])
+					h.schedules++;
+			}
+		if (!seen)
+			r->known.push_back({bugs[i], 1, schedule, o.failures[i]});
+	}
+	return true;
+}
+
+CaseSpec make_case(const std::string &mode, const std::string &provider,
+		   const std::string &name = "")
+{
+	CaseSpec c;
+
+	c.mode = mode;
+	c.provider = provider;
+	c.name = name.empty() ? mode + "/" + provider : name;
+	return c;
+}
+
+CaseSpec bug_case(const char *name, int bug, const char *mode,
+		  const char *provider, enum sim_policy policy)
+{
+	CaseSpec c = make_case(mode, provider, std::string("bug/") + name);
+
+	c.bug = bug;
+	c.policy = policy;
+	c.expect_failure = true;
+	return c;
+}
+
+std::vector<CaseSpec> all_cases()
+{
+	std::vector<CaseSpec> v;
+	CaseSpec c;
+
+	// every mode x every provider model
+	for (int m = 0; matrix_modes[m]; m++)
+		for (int p = 0; provider_names[p]; p++)
+			v.push_back(make_case(matrix_modes[m], provider_names[p]));
+	// the rarer paths, with the providers that matter for them
+	for (const char *p : {"iba-weak", "strong", "concurrent"})
+		v.push_back(make_case("pause-in-done", p));
+	for (const char *p : {"iba-weak", "concurrent"})
+		v.push_back(make_case("teardown-flow", p));
+	for (const char *p : {"iba-weak", "strong"})
+		v.push_back(make_case("postpone-in-done", p));
+	v.push_back(make_case("stall-flow", "iba-weak"));
+	v.push_back(make_case("stall-parallel", "iba-weak"));
+	c = make_case("strict", "iba-weak", "policy/double-poll");
+	c.policy = SIM_ARM_DOUBLE_POLL;
+	v.push_back(c);
+	c = make_case("strict", "strong", "policy/report-missed-on-strong");
+	c.policy = SIM_ARM_REPORT_MISSED;
+	v.push_back(c);
+	// the seeded bugs: each must be caught
+	v.push_back(bug_case("poll_then_arm", OCQ_SIM_BUG_poll_then_arm,
+			     "strict", "iba-weak", SIM_ARM_REPORT_MISSED));
+	v.push_back(bug_case("positive_is_armed",
+			     OCQ_SIM_BUG_positive_is_armed, "strict",
+			     "iba-weak", SIM_ARM_AUTO));
+	v.push_back(bug_case("unserialized", OCQ_SIM_BUG_unserialized,
+			     "strict", "concurrent", SIM_ARM_AUTO));
+	v.push_back(bug_case("teardown_no_disable",
+			     OCQ_SIM_BUG_teardown_no_disable, "teardown",
+			     "iba-weak", SIM_ARM_AUTO));
+	// negative controls: wrong setups the checker must reject
+	c = make_case("strict", "lossy", "control/lossy-without-watchdog");
+	c.no_watchdog = true;
+	c.expect_failure = true;
+	v.push_back(c);
+	c = make_case("strict", "iba-weak", "control/strong-policy-on-iba-weak");
+	c.policy = SIM_ARM_STRONG;
+	c.expect_failure = true;
+	v.push_back(c);
+	// the cost of seed 004's cure, and the engine on the same load
+	v.push_back(make_case("bench-pattern1", "iba-weak",
+			      "bench/pattern1-serialized"));
+	v.push_back(make_case("bench-engine", "iba-weak", "bench/engine-strict"));
+	return v;
+}
+
+double since(std::chrono::steady_clock::time_point t0)
+{
+	return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+					     t0).count();
+}
+
+Result explore(const CaseSpec &spec, const Options &opt)
+{
+	auto t0 = std::chrono::steady_clock::now();
+	std::set<uint64_t> states;
+	Result r;
+
+	for (unsigned b = 0; b <= opt.bound; b++) {
+		Explorer ex(b);
+
+		do {
+			World w(spec, ex, opt.step_cap, false);
+			Outcome o = w.run();
+
+			r.schedules++;
+			states.insert(o.state);
+			r.handler_calls += o.handler_calls;
+			r.empty_handlers += o.empty_handlers;
+			r.runs += o.runs;
+			r.empty_runs += o.empty_runs;
+			r.stalls += o.stalls;
+			r.yields += o.yields;
+			r.rescues += o.rescues;
+			if (!o.failures.empty()) {
+				std::string sched = spec.name + "@" +
+					encode_schedule(w.decisions());
+
+				if (opt.no_known ||
+				    !known_only(spec, o, sched, &r)) {
+					r.failure = o.failures[0];
+					r.schedule = sched;
+					break;
+				}
+			}
+			if (since(t0) > opt.time_cap ||
+			    r.schedules >= opt.max_schedules)
+				break;
+		} while (ex.next());
+		if (!r.failure.empty() || since(t0) > opt.time_cap ||
+		    r.schedules >= opt.max_schedules)
+			break;
+		if (b == opt.bound)
+			r.complete = true;
+	}
+	r.terminals = states.size();
+	r.secs = since(t0);
+	// coverage: the path a case exists for must have been taken (within
+	// the default bound; a smaller one may not reach it)
+	if (r.failure.empty() && !spec.expect_failure && opt.bound >= 3) {
+		if (spec.mode.rfind("stall-", 0) == 0 && !r.stalls)
+			r.failure = "coverage: no run ever waited for room";
+		if (spec.mode == "strict" && !r.yields)
+			r.failure = "coverage: no run ever spent its budget";
+		if (spec.provider == "lossy" && !r.rescues)
+			r.failure = "coverage: the watchdog never rescued";
+	}
+	return r;
+}
+
+std::string percent(long part, long whole)
+{
+	char buf[64];
+
+	std::snprintf(buf, sizeof(buf), "%ld/%ld (%.1f%%)", part, whole,
+		      whole ? 100.0 * part / whole : 0.0);
+	return buf;
+}
+
+// One line per case; returns true if the case passed.
+bool report(const CaseSpec &spec, const Result &r)
+{
+	bool bug = spec.expect_failure;
+	const char *cap = r.complete ? "" : " (capped)";
+
+	if (bug) {
+		if (!r.failure.empty()) {
+			std::printf("%-32s caught  schedules=%ld time=%.1fs "
+				    "schedule=%s\n    %s\n",
+				    spec.name.c_str(), r.schedules, r.secs,
+				    r.schedule.c_str(), r.failure.c_str());
+			return true;
+		}
+		std::printf("%-32s MISSED  schedules=%ld time=%.1fs%s\n",
+			    spec.name.c_str(), r.schedules, r.secs, cap);
+		return false;
+	}
+	if (!r.failure.empty()) {
+		std::printf("%-32s FAIL  schedules=%ld time=%.1fs%s%s\n    %s\n",
+			    spec.name.c_str(), r.schedules, r.secs,
+			    r.schedule.empty() ? "" : " schedule=",
+			    r.schedule.c_str(), r.failure.c_str());
+		return false;
+	}
+	std::printf("%-32s ok  schedules=%ld terminal=%zu time=%.1fs%s",
+		    spec.name.c_str(), r.schedules, r.terminals, r.secs, cap);
+	if (spec.mode == "bench-pattern1")
+		std::printf("  handler-found-cq-empty=%s",
+			    percent(r.empty_handlers, r.handler_calls).c_str());
+	else if (spec.mode == "bench-engine")
+		std::printf("  empty-runs=%s",
+			    percent(r.empty_runs, r.runs).c_str());
+	else if (spec.mode.rfind("stall-", 0) == 0)
+		std::printf("  stalls=%ld", r.stalls);
+	else if (spec.provider == "lossy")
+		std::printf("  rescues=%ld", r.rescues);
+	std::printf("\n");
+	for (const KnownHit &h : r.known)
+		std::printf("    known engine bug %s: %ld schedule(s), first "
+			    "schedule=%s\n      %s\n", h.bug->id, h.schedules,
+			    h.schedule.c_str(), h.failure.c_str());
+	return true;
+}
+
+int replay(const std::string &arg, const Options &opt)
+{
+	size_t at = arg.find('@');
+	std::map<size_t, int> forced;
+
+	if (at == std::string::npos ||
+	    !decode_schedule(arg.substr(at + 1), &forced)) {
+		std::fprintf(stderr, "ocq_sim: bad schedule string '%s'\n",
+			     arg.c_str());
+		return EXIT_USAGE;
+	}
+	for (const CaseSpec &spec : all_cases()) {
+		if (spec.name != arg.substr(0, at))
+			continue;
+		Replayer rp(forced);
+		std::printf("replay %s\n  decision  context    step = value\n",
+			    spec.name.c_str());
+		World w(spec, rp, opt.step_cap, true);
+		Outcome o = w.run();
+
+		std::printf("%zu decisions\n", w.decisions().size());
+		if (o.failures.empty()) {
+			std::printf("all properties hold\n");
+			return EXIT_PASS;
+		}
+		for (const std::string &f : o.failures) {
+			const KnownBug *k = known_bug(spec, f);
+
+			std::printf("FAIL: %s\n", f.c_str());
+			if (k)
+				std::printf("  known engine bug %s: %s\n",
+					    k->id, k->what);
+		}
+		return EXIT_FAIL;
+	}
+	std::fprintf(stderr, "ocq_sim: no case '%s'\n",
+		     arg.substr(0, at).c_str());
+	return EXIT_USAGE;
+}
+
+void usage(FILE *f)
+{
+	std::fprintf(f,
+		"usage: ocq_sim [options]\n"
+		"  --bound N          preemption bound (default 3)\n"
+		"  --time-cap SECS    time cap per case (default 5)\n"
+		"  --max-schedules N  executions per case (default 1000000)\n"
+		"  --step-cap N       decisions per execution (default 5000)\n"
+		"  --case TEXT        only the cases whose name contains TEXT\n"
+		"  --list             list the cases\n"
+		"  --no-known         known engine bugs fail their cases\n"
+		"  --replay STRING    re-run one schedule (as printed after\n"
+		"                     schedule=) with a trace of every step\n"
+		"  --help, --version\n"
+		"exit status: 0 all cases passed, 1 a case failed (or the\n"
+		"replayed schedule breaks a property), 2 usage error\n");
+}
+
+// A non-negative number, or false.
+bool number(const char *s, double *v)
+{
+	char *end;
+
+	*v = std::strtod(s, &end);
+	return *s && !*end && *v >= 0;
+}
+
+bool parse(int argc, char **argv, Options *opt, int *exit_now)
+{
+	double v;
+
+	for (int i = 1; i < argc; i++) {
+		std::string a = argv[i];
+		bool has = i + 1 < argc;
+
+		if (a == "--help") {
+			usage(stdout);
+			*exit_now = EXIT_PASS;
+			return false;
+		} else if (a == "--version") {
+			std::printf("%s\n", version);
+			*exit_now = EXIT_PASS;
+			return false;
+		} else if (a == "--list") {
+			opt->list = true;
+		} else if (a == "--no-known") {
+			opt->no_known = true;
+		} else if (a == "--bound" && has && number(argv[++i], &v)) {
+			opt->bound = (unsigned)v;
+		} else if (a == "--time-cap" && has && number(argv[++i], &v)) {
+			opt->time_cap = v;
+		} else if (a == "--max-schedules" && has &&
+			   number(argv[++i], &v)) {
+			opt->max_schedules = (long)v;
+		} else if (a == "--step-cap" && has && number(argv[++i], &v)) {
+			opt->step_cap = (size_t)v;
+		} else if (a == "--case" && has) {
+			opt->only = argv[++i];
+		} else if (a == "--replay" && has) {
+			opt->replay = argv[++i];
+		} else {
+			usage(stderr);
+			*exit_now = EXIT_USAGE;
+			return false;
+		}
+	}
+	return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv)
+{
+	Options opt;
+	int exit_now = EXIT_PASS, passed = 0, failed = 0;
+	std::map<std::string, int> known_seen;
+
+	std::setvbuf(stdout, nullptr, _IOLBF, 0);
+	if (!parse(argc, argv, &opt, &exit_now))
+		return exit_now;
+	if (!opt.replay.empty())
+		return replay(opt.replay, opt);
+	for (const CaseSpec &spec : all_cases()) {
+		if (!opt.only.empty() &&
+		    spec.name.find(opt.only) == std::string::npos)
+			continue;
+		if (opt.list) {
+			std::printf("%s\n", spec.name.c_str());
+			continue;
+		}
+		Result r = explore(spec, opt);
+
+		for (const KnownHit &h : r.known)
+			known_seen[h.bug->id]++;
+		if (report(spec, r))
+			passed++;
+		else
+			failed++;
+	}
+	if (opt.list)
+		return EXIT_PASS;
+	for (const KnownBug &k : known_bugs)
+		if (known_seen.count(k.id))
+			std::printf("known engine bug %s, in %d case(s): %s\n",
+				    k.id, known_seen[k.id], k.what);
+	if (opt.only.empty() && opt.bound >= 3)
+		for (const KnownBug &k : known_bugs)
+			if (!known_seen.count(k.id))
+				std::printf("known engine bug %s no longer seen: "
+					    "remove it from known_bugs[]\n",
+					    k.id);
+	std::printf("%d passed, %d failed\n", passed, failed);
+	return failed ? EXIT_FAIL : EXIT_PASS;
+}

@@ -1,0 +1,668 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// The host, the ULP and the properties; see world.h.
+#include "world.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+
+namespace ocq_sim {
+
+namespace {
+
+// The shims' state: the world being executed (for WARN_ON) and the
+// allocation count.  One execution runs at a time.
+World *g_world;
+long g_allocs;
+
+std::string fmt(const char *f, long a = 0, long b = 0, long c = 0)
+{
+	char buf[256];
+
+	std::snprintf(buf, sizeof(buf), f, a, b, c);
+	return buf;
+}
+
+World *world_of(struct ib_cq *cq)
+{
+	return static_cast<World *>(cq->cq_context);
+}
+
+void comp_handler(struct ib_cq *cq, void *ctx)
+{
+	static_cast<World *>(ctx)->handler();
+	(void)cq;
+}
+
+void sim_schedule(void *host, unsigned int unit)
+{
+	static_cast<World *>(host)->schedule(unit);
+}
+
+void sim_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	world_of(cq)->done(wc);
+}
+
+void sim_process(struct ib_cq *cq, struct ib_wc *wc)
+{
+	world_of(cq)->process(wc);
+}
+
+int sim_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
+{
+	return World::provider_of(cq)->poll(n, wc);
+}
+
+int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
+{
+	return World::provider_of(cq)->notify(flags);
+}
+
+// The modes.  Two or three completions per execution give the search its
+// depth; the stall modes push one more than a domain ring holds
+// (OCQ_RING_MIN + 2) so that the CQ run must wait for room.
+const ModeInfo modes[] = {
+	/* name            engine        n  2fl budget pp ulp td p1 */
+	{"strict",         SIM_STRICT,   3, 0, 2, 0, 0, 0, 0},
+	{"flow",           SIM_FLOW,     3, 1, 2, 0, 0, 0, 0},
+	{"parallel",       SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0},
+	{"pause",          SIM_STRICT,   2, 0, 0, 0, 1, 0, 0},
+	{"postpone",       SIM_STRICT,   2, 0, 0, 1, 2, 0, 0},
+	{"teardown",       SIM_STRICT,   2, 0, 0, 0, 0, 1, 0},
+	{"pause-in-done",  SIM_STRICT,   2, 0, 0, 0, 3, 0, 0},
+	{"teardown-flow",  SIM_FLOW,     2, 1, 0, 0, 0, 1, 0},
+	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0},
+	{"stall-flow",     SIM_FLOW,    66, 0, 0, 0, 0, 0, 0},
+	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0},
+	{"bench-pattern1", SIM_STRICT,   3, 0, 0, 0, 0, 0, 1},
+	{"bench-engine",   SIM_STRICT,   3, 0, 0, 0, 0, 0, 0},
+};
+
+} // namespace
+
+const char *const matrix_modes[] = {
+	"strict", "flow", "parallel", "pause", "postpone", "teardown", nullptr,
+};
+
+const ModeInfo *mode_info(const std::string &name)
+{
+	for (const ModeInfo &m : modes)
+		if (name == m.name)
+			return &m;
+	return nullptr;
+}
+
+Provider *World::provider_of(struct ib_cq *cq)
+{
+	return reinterpret_cast<Device *>(cq->device)->prov;
+}
+
+long live_allocations()
+{
+	return g_allocs;
+}
+
+World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap,
+	     bool trace)
+	: spec_(spec), mi_(*mode_info(spec.mode)),
+	  sched_(chooser, step_cap, trace),
+	  prov_(make_provider(spec.provider))
+{
+	dev_.prov = prov_.get();
+	dev_.dev.ops.driver_id = prov_->driver();
+	dev_.dev.ops.poll_cq = sim_poll_cq;
+	dev_.dev.ops.req_notify_cq = sim_req_notify_cq;
+	cq_.device = &dev_.dev;
+	cq_.comp_handler = comp_handler;
+	cq_.cq_context = this;
+	cq_.cqe = 4;
+	qps_[0].qp_num = 1;	// hash_32() sends QP 1 and QP 2 to
+	qps_[1].qp_num = 2;	// different domains of two
+	pushes_ = mi_.pushes;
+	done_count_.assign(pushes_, 0);
+	processed_.assign(pushes_, 0);
+	comps_.resize(pushes_);
+	for (int i = 0; i < pushes_; i++) {
+		comps_[i].cqe.done = sim_done;
+		comps_[i].seq = i;
+		comps_[i].flow = mi_.two_flows ? i % 2 : 0;
+	}
+	perpetual_ = spec_.provider == "perpetual-positive";
+	if (perpetual_)
+		run_cap_ = 4;
+	watchdog_ctx_ = spec_.provider == "lossy" && !spec_.no_watchdog;
+	g_allocs = 0;
+	ocq_sim_bug = spec_.bug;
+	if (mi_.pattern1)
+		prov_->notify(IB_CQ_NEXT_COMP);	/* seed 004: initialization */
+	else
+		setup_engine();
+	add_contexts();
+}
+
+World::~World()
+{
+	sched_.finish();
+	g_world = nullptr;
+}
+
+void World::setup_engine()
+{
+	struct sim_attr attr = {};
+
+	attr.policy = spec_.policy;
+	attr.mode = mi_.engine;
+	if (mi_.engine != SIM_STRICT)
+		attr.nr_domains = 2;
+	if (mi_.engine == SIM_PARALLEL)
+		attr.process = sim_process;
+	/* a small budget makes the runs yield */
+	attr.budget = mi_.budget;
+	attr.postpone_arm = mi_.postpone;
+	engine_ = sim_engine_new(&cq_, &attr, sim_schedule);
+	if (!engine_) {
+		std::fprintf(stderr, "ocq_engine_init failed\n");
+		std::exit(2);
+	}
+	units_.resize(sim_engine_units(engine_));
+	/* the host starts the engine; its first run is queued */
+	sim_engine_resume(engine_);
+}
+
+void World::add_contexts()
+{
+	bool two_cpus = spec_.provider == "concurrent" ||
+			spec_.mode.rfind("bench-", 0) == 0;
+	auto event = [this] { return prov_->event_ready(); };
+
+	sched_.add("producer", [this] { producer(); });
+	sched_.add("cb-cpu0", [this] { callback_cpu(); }, event);
+	if (two_cpus)
+		sched_.add("cb-cpu1", [this] { callback_cpu(); }, event);
+	if (spec_.provider == "spurious")
+		sched_.add("spurious", [this] { spurious(2); });
+	if (mi_.teardown)
+		sched_.add("late-cb", [this] { spurious(1); });
+	for (unsigned int u = 0; u < units_.size(); u++) {
+		Unit *unit = &units_[u];
+
+		unit->worker = sched_.add(
+			"work" + std::to_string(u), [this, u] { worker(u); },
+			[this, unit] { return work_ready(*unit); });
+	}
+	if (mi_.ulp == 3)
+		sched_.add("ulp", [this] { pauser(); },
+			   [this] { return paused_in_done_; }, false);
+	else if (mi_.ulp == 1 || mi_.ulp == 2)
+		sched_.add("ulp", [this] { pauser(); });
+	if (watchdog_ctx_)
+		sched_.add("watchdog", [this] { watchdog(); });
+	if (mi_.teardown)
+		sched_.add("teardown", [this] { teardown(); }, [this] {
+			return (int)dispatched_.size() >= pushes_ &&
+			       (!watchdog_ctx_ || watchdog_done_);
+		}, false);
+}
+
+void World::step(const char *what)
+{
+	if (Scheduler::current())
+		sched_.point(what);
+}
+
+void World::fail(const std::string &why)
+{
+	failures_.push_back(why);
+	sched_.note("FAIL: " + why);
+}
+
+void World::warn(const std::string &what)
+{
+	fail("WARN_ON in the engine: " + what);
+}
+
+// --- the contexts ---
+
+void World::producer()
+{
+	for (int i = 0; i < pushes_; i++) {
+		struct ib_wc wc = {};
+
+		wc.wr_cqe = &comps_[i].cqe;
+		wc.status = IB_WC_SUCCESS;
+		wc.opcode = IB_WC_RECV;
+		wc.qp = &qps_[comps_[i].flow];
+		prov_->push(wc);
+	}
+	producer_done_ = true;
+}
+
+// A CPU taking the CQ's interrupts: delivers queued events one by one.
+// Started once an event is pending.
+void World::callback_cpu()
+{
+	for (;;) {
+		prov_->take_event();
+		cq_.comp_handler(&cq_, cq_.cq_context);
+		prov_->callback_done();
+		sched_.wait("wait for event",
+			    [this] { return prov_->event_ready(); }, true);
+	}
+}
+
+// Callbacks with no event behind them (or a late one during teardown).
+void World::spurious(int n)
+{
+	for (int i = 0; i < n; i++) {
+		if (!prov_->start_spurious())
+			return;
+		cq_.comp_handler(&cq_, cq_.cq_context);
+		prov_->callback_done();
+	}
+}
+
+void World::handler()
+{
+	handler_calls_++;
+	if (freed_) {
+		fail("the completion handler ran after the engine was freed");
+		return;
+	}
+	if (mi_.pattern1) {
+		pattern1();
+		return;
+	}
+	engine_events_++;
+	sim_engine_event(engine_);
+}
+
+/*
+ * A perpetual-positive provider makes every run requeue itself: once the
+ * ULP has seen every completion, stop following the requeues (the run
+ * stays queued, which the terminal check accepts as a pending wakeup).
+ */
+bool World::work_ready(const Unit &u) const
+{
+	return u.queued && !u.cancelling &&
+	       (u.runs < run_cap_ || (int)dispatched_.size() < pushes_);
+}
+
+// The host's worker for one unit; started once the unit is queued.
+void World::worker(unsigned int unit)
+{
+	Unit &u = units_[unit];
+
+	for (;;) {
+		u.queued = false;
+		u.running = true;
+		u.runs++;
+		if (freed_)
+			fail(fmt("work of unit %ld ran after the engine was freed",
+				 unit));
+		else
+			sim_engine_run(engine_, unit);
+		u.running = false;
+		/*
+		 * Perpetual-positive: every run requeues itself, so without
+		 * fairness the search would follow one worker forever.  The
+		 * requeued run goes behind whatever else can run (the
+		 * kernel's workqueue does the same).  Other providers keep
+		 * every interleaving, including a requeued run that runs
+		 * again at once.
+		 */
+		if (u.queued && perpetual_)
+			sched_.yield("requeued run yields");
+		sched_.wait("worker idle", [this, &u] { return work_ready(u); },
+			    true);
+	}
+}
+
+void World::schedule(unsigned int unit)
+{
+	step("queue_work");
+	Unit &u = units_.at(unit);
+
+	if (freed_ || u.cancelled) {
+		fail(fmt("schedule() of unit %ld after teardown cancelled it: "
+			 "the run would touch freed memory", unit));
+		return;
+	}
+	if (u.cancelling)
+		return;
+	if (u.queued) {
+		fail(fmt("schedule() of unit %ld while a run of it is queued "
+			 "(more than once per run)", unit));
+		return;
+	}
+	/* from the unit's own run: it spent its budget and requeues itself */
+	if (u.running && sched_.self() == u.worker)
+		u.requeues++;
+	u.queued = true;
+}
+
+// pause/resume by the ULP; with IB_OCQ_POSTPONE_ARM, "arm now" twice;
+// or resume after done() paused.
+void World::pauser()
+{
+	switch (mi_.ulp) {
+	case 1:
+		sim_engine_pause(engine_);
+		sim_engine_resume(engine_);
+		break;
+	case 2:
+		sim_engine_resume(engine_);
+		sim_engine_resume(engine_);
+		break;
+	case 3:	/* started once done() paused */
+		sim_engine_resume(engine_);
+		break;
+	}
+}
+
+// The host's safety-net timer: a few ticks once the HCA is done, each
+// after the CQ run it may have started ended.
+void World::watchdog()
+{
+	step("watchdog tick");
+	sim_engine_watchdog(engine_);
+	sched_.wait("wait for producer", [this] { return producer_done_; },
+		    false);
+	for (int i = 0; i < 3; i++) {
+		step("watchdog tick");
+		sim_engine_watchdog(engine_);
+		sched_.wait("wait for CQ run", [this] {
+			return !units_[0].queued && !units_[0].running;
+		}, false);
+	}
+	watchdog_done_ = true;
+}
+
+// The host's teardown once the ULP has seen all its completions.
+void World::teardown()
+{
+	torn_ = true;	/* started once the ULP saw every completion */
+	sim_engine_disable(engine_);
+	for (unsigned int u = 0; u < units_.size(); u++)
+		cancel(u);
+	prov_->destroy();
+	sim_engine_stats(engine_, &stats_);
+	stats_taken_ = true;
+	sim_engine_destroy(engine_);
+	step("kfree(engine)");
+	sim_engine_free(engine_);
+	freed_ = true;
+}
+
+void World::cancel(unsigned int unit)
+{
+	Unit &u = units_[unit];
+
+	step("cancel_work_sync");
+	u.cancelling = true;
+	u.queued = false;
+	sched_.wait("cancel_work_sync: wait", [&u] { return !u.running; },
+		    false);
+	u.cancelling = false;
+	u.cancelled = true;
+}
+
+// --- the ULP ---
+
+void World::done(struct ib_wc *wc)
+{
+	const Completion *c = reinterpret_cast<const Completion *>(wc->wr_cqe);
+	int d = c->flow;
+
+	step("done()");
+	if (in_done_[d]++)
+		fail(fmt("done() of seq %ld while another done() of its "
+			 "domain runs", c->seq));
+	if (torn_)
+		fail(fmt("done() of seq %ld after teardown began", c->seq));
+	if (++done_count_[c->seq] > 1)
+		fail(fmt("seq %ld dispatched twice", c->seq));
+	if (c->seq <= last_[d])
+		fail(fmt("out of order: seq %ld after seq %ld", c->seq,
+			 last_[d]));
+	if (mi_.engine == SIM_PARALLEL && processed_[c->seq] != 1)
+		fail(fmt("done() of seq %ld before its process()", c->seq));
+	last_[d] = c->seq;
+	dispatched_.push_back(c->seq);
+	/* pause and resume: "any context, including done()" */
+	if (mi_.ulp == 3 && c->seq == 0) {
+		sim_engine_pause(engine_);
+		paused_in_done_ = true;
+	}
+	if (mi_.ulp == 4 && c->seq == 0)
+		sim_engine_resume(engine_);	/* "arm now" from done() */
+	sched_.note(fmt("ulp: done(seq %ld)", c->seq));
+	step("done() returns");
+	in_done_[d]--;
+}
+
+void World::process(struct ib_wc *wc)
+{
+	const Completion *c = reinterpret_cast<const Completion *>(wc->wr_cqe);
+
+	step("process()");
+	if (++processed_[c->seq] > 1)
+		fail(fmt("seq %ld processed twice", c->seq));
+	step("process() returns");
+}
+
+// Seed 004, pattern 1, with the cure it names: a spinlock around the loop.
+void World::pattern1()
+{
+	struct ib_wc wc;
+	bool any = false;
+
+	sched_.wait("spin_lock", [this] { return !locked_; }, false);
+	locked_ = true;
+	prov_->notify(IB_CQ_NEXT_COMP);
+	while (prov_->poll(1, &wc) > 0) {
+		any = true;
+		done(&wc);
+	}
+	if (!any)
+		empty_handlers_++;
+	step("spin_unlock");
+	locked_ = false;
+}
+
+// --- the terminal state ---
+
+Outcome World::run()
+{
+	Outcome o;
+	struct sim_stats s = {};
+	End end;
+
+	g_world = this;
+	end = sched_.run();
+	check_terminal(end);
+	if (engine_ && !freed_) {
+		sim_engine_stats(engine_, &s);
+		if (stats_taken_)
+			s = stats_;
+	} else {
+		s = stats_;
+	}
+	if (engine_ && end == End::Terminal && failures_.empty())
+		check_stats(s);
+	o.state = state_hash(s);
+	sched_.finish();
+	if (engine_ && !freed_) {
+		sim_engine_destroy(engine_);
+		sim_engine_free(engine_);
+	}
+	if (live_allocations())
+		fail(fmt("%ld allocations leaked", live_allocations()));
+	o.failures = failures_;
+	o.handler_calls = handler_calls_;
+	o.empty_handlers = empty_handlers_;
+	o.runs = (long)s.runs;
+	o.empty_runs = (long)s.empty_runs;
+	o.stalls = (long)s.stalls;
+	for (const Unit &u : units_)
+		o.yields += u.requeues;
+	o.rescues = (long)s.rescues;
+	return o;
+}
+
+void World::check_terminal(End end)
+{
+	bool paused = false, pending = false;
+
+	if (end == End::StepCap) {
+		fail("no end within the step cap: a livelock?");
+		return;
+	}
+	if (end == End::Diverged) {
+		fail("the schedule does not fit this case (replay diverged)");
+		return;
+	}
+	for (int c : sched_.stuck())
+		fail("deadlock: " + sched_.name(c) + " blocked in " +
+		     sched_.stuck_what(c));
+	for (const Unit &u : units_)
+		pending |= u.queued;	// only a capped worker leaves one
+	if (engine_ && !freed_)
+		paused = sim_engine_paused(engine_);
+	if (freed_ || pending || paused)
+		return;		// teardown checked in done(); else by request
+	if (prov_->depth())
+		fail(fmt("lost wakeup: %ld completion(s) left in the CQ and "
+			 "nothing will look at them", (long)prov_->depth()));
+	else if (!prov_->armed())
+		fail("lost wakeup: the CQ was left unarmed");
+	for (int i = 0; i < pushes_; i++)
+		if (done_count_[i] != 1)
+			fail(fmt("seq %ld dispatched %ld times", i,
+				 done_count_[i]));
+}
+
+void World::check_stats(const struct sim_stats &s)
+{
+	long dispatched = (long)dispatched_.size();
+
+	if ((long)s.completions != dispatched)
+		fail(fmt("stats: completions %ld != done() calls %ld",
+			 (long)s.completions, dispatched));
+	if ((long)s.events != engine_events_)
+		fail(fmt("stats: events %ld != handler calls %ld",
+			 (long)s.events, engine_events_));
+	if ((long)s.polls != prov_->polls())
+		fail(fmt("stats: polls %ld != ib_poll_cq() calls %ld",
+			 (long)s.polls, prov_->polls()));
+	if ((long)s.arms != prov_->notifies())
+		fail(fmt("stats: arms %ld != ib_req_notify_cq() calls %ld",
+			 (long)s.arms, prov_->notifies()));
+	if (dispatched && !s.runs)
+		fail("stats: completions dispatched without a run");
+	if (s.empty_runs > s.runs)
+		fail("stats: more empty runs than runs");
+	long requeues = 0, domain_requeues = 0;
+
+	for (size_t i = 0; i < units_.size(); i++) {
+		requeues += units_[i].requeues;
+		if (i)
+			domain_requeues += units_[i].requeues;
+	}
+	/*
+	 * Every run that requeued itself counts a yield.  A requeue that races
+	 * with teardown (the run checked OCQ_DEAD before disable set it) is
+	 * counted by the engine and then removed by the host's cancel: at most
+	 * one such yield per unit.
+	 */
+	if ((long)s.yields < requeues ||
+	    (long)s.yields > requeues + (torn_ ? (long)units_.size() : 0))
+		fail(fmt("stats: yields %ld != runs that requeued themselves "
+			 "%ld (the CQ run's: %ld)", (long)s.yields, requeues,
+			 requeues - domain_requeues));
+	if ((long)s.max_batch > pushes_)
+		fail("stats: max_batch above the completions pushed");
+	if (s.rescues > s.completions || (s.rescues && !watchdog_ctx_))
+		fail(fmt("stats: %ld rescues", (long)s.rescues));
+}
+
+uint64_t World::state_hash(const struct sim_stats &s) const
+{
+	std::string k;
+
+	for (int seq : dispatched_)
+		k += std::to_string(seq) + ",";
+	k += "|" + std::to_string(prov_->depth()) + "," +
+	     std::to_string(prov_->armed()) + "," +
+	     std::to_string(prov_->pending()) + "," + std::to_string(freed_);
+	if (engine_ && !freed_)
+		for (unsigned int i = 0; i < units_.size(); i++)
+			k += "|" + std::to_string(sim_engine_gate(engine_, i));
+	for (u64 v : {s.events, s.runs, s.empty_runs, s.polls, s.arms,
+		      s.repolls, s.yields, s.pauses, s.rescues,
+		      s.domain_runs})
+		k += ";" + std::to_string(v);
+	return std::hash<std::string>()(k);
+}
+
+} // namespace ocq_sim
+
+// --- the hooks of the shim headers ---
+
+using ocq_sim::Scheduler;
+
+#define SMP_CACHE_LINE 64	/* SMP_CACHE_BYTES of the shims */
+
+int ocq_sim_bug;
+
+void ocq_sim_point(const char *what)
+{
+	if (Scheduler *s = Scheduler::current())
+		s->point(what);
+}
+
+void ocq_sim_spin(const char *what)
+{
+	if (Scheduler *s = Scheduler::current())
+		s->spin(what);
+}
+
+void ocq_sim_value(long value)
+{
+	if (Scheduler *s = Scheduler::current())
+		s->value(value);
+}
+
+void ocq_sim_warn(const char *file, int line, const char *cond)
+{
+	const char *base = std::strrchr(file, '/');
+	std::string what = std::string(base ? base + 1 : file) + ":" +
+			   std::to_string(line) + ": " + cond;
+
+	if (ocq_sim::g_world)
+		ocq_sim::g_world->warn(what);
+}
+
+// Like the slab allocator for these sizes: aligned to the cache line, as
+// ____cacheline_aligned_in_smp members require.
+void *ocq_sim_alloc(unsigned long size)
+{
+	size_t n = (size + SMP_CACHE_LINE - 1) / SMP_CACHE_LINE * SMP_CACHE_LINE;
+	void *p = std::aligned_alloc(SMP_CACHE_LINE, n ? n : SMP_CACHE_LINE);
+
+	if (p) {
+		std::memset(p, 0, n ? n : SMP_CACHE_LINE);
+		ocq_sim::g_allocs++;
+	}
+	return p;
+}
+
+void ocq_sim_free(const void *p)
+{
+	if (!p)
+		return;
+	ocq_sim::g_allocs--;
+	std::free(const_cast<void *>(p));
+}

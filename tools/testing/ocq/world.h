@@ -1,0 +1,174 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// One execution of the model: a provider, the engine (the real
+// drivers/infiniband/core/ocq_engine.c), the host around it (its workqueue,
+// pause/resume, watchdog and teardown) and the ULP's done(), each host or
+// provider activity a context of the scheduler.  The world checks the
+// properties on every done() call and at the terminal state.
+#ifndef OCQ_SIM_WORLD_H
+#define OCQ_SIM_WORLD_H
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "provider.h"
+#include "sched.h"
+
+#include <ocq_sim.h>
+#include "engine_glue.h"
+
+namespace ocq_sim {
+
+// What a case runs.
+struct CaseSpec {
+	std::string name;	// "mode/provider", "bug/<name>", ...
+	std::string mode;	// a row of the mode table in world.cpp
+	std::string provider;	// a name of provider_names[]
+	int bug = OCQ_SIM_BUG_none;
+	enum sim_policy policy = SIM_ARM_AUTO;
+	bool expect_failure = false; // a seeded bug or a negative control
+	bool no_watchdog = false;    // lossy provider without its safety net
+};
+
+// How a mode sets up the world.
+struct ModeInfo {
+	const char *name;
+	enum sim_mode engine;	// the engine's ordering domains
+	int pushes;		// completions the HCA adds
+	bool two_flows;		// alternate QP 1 and QP 2 (two domains)
+	unsigned int budget;	// 0: the engine's default
+	bool postpone;		// IB_OCQ_POSTPONE_ARM
+	int ulp;		// 0: none, 1: pause+resume, 2: resume twice,
+				// 3: done() pauses, the ULP resumes,
+				// 4: done() of the first completion resumes
+	bool teardown;
+	bool pattern1;		// no engine: seed 004's loop, serialized
+};
+
+const ModeInfo *mode_info(const std::string &name);
+// modes every provider runs in, in output order
+extern const char *const matrix_modes[];
+
+// What one execution found.
+struct Outcome {
+	std::vector<std::string> failures; // empty if every property held
+	uint64_t state = 0;	// hash of the terminal state
+	long handler_calls = 0;
+	long empty_handlers = 0; // pattern 1: handler calls that polled nothing
+	long runs = 0;		// engine: CQ runs
+	long empty_runs = 0;	// engine: CQ runs that dispatched nothing
+	long stalls = 0;	// engine: waits for room in a domain
+	long yields = 0;	// host: runs that requeued themselves
+	long rescues = 0;	// engine: completions the watchdog found
+};
+
+class World {
+public:
+	World(const CaseSpec &spec, Chooser &chooser, size_t step_cap,
+	      bool trace);
+	~World();
+	World(const World &) = delete;
+	World &operator=(const World &) = delete;
+
+	Outcome run();
+	const std::vector<Decision> &decisions() const
+	{
+		return sched_.decisions();
+	}
+
+	// --- entry points of the C callbacks ---
+	static Provider *provider_of(struct ib_cq *cq);
+	void handler();
+	void schedule(unsigned int unit);
+	void done(struct ib_wc *wc);
+	void process(struct ib_wc *wc);
+	void warn(const std::string &what);
+
+private:
+	// The host's work item of one engine unit (kernel workqueue rules:
+	// never reentrant, queue_work() of a queued item does nothing,
+	// cancel_work_sync() removes a queued item and waits for a running
+	// one, and queueing fails while it does).
+	struct Unit {
+		int worker = -1;	// the context that runs it
+		int requeues = 0;	// schedule() from its own running run
+		bool queued = false;
+		bool running = false;
+		bool cancelling = false;
+		bool cancelled = false;
+		int runs = 0;
+	};
+	// A completion as the ULP posted it: done() finds it by wr_cqe.
+	struct Completion {
+		struct ib_cqe cqe;	// first: wr_cqe points here
+		int seq;
+		int flow;
+	};
+
+	void setup_engine();
+	void add_contexts();
+	void producer();
+	void callback_cpu();
+	void spurious(int n);
+	void worker(unsigned int unit);
+	bool work_ready(const Unit &u) const;
+	void pauser();
+	void watchdog();
+	void teardown();
+	void cancel(unsigned int unit);
+	void pattern1();
+	void step(const char *what);
+	void fail(const std::string &why);
+	void check_terminal(End end);
+	void check_stats(const struct sim_stats &s);
+	uint64_t state_hash(const struct sim_stats &s) const;
+
+	CaseSpec spec_;
+	const ModeInfo &mi_;
+	Scheduler sched_;
+	std::unique_ptr<Provider> prov_;
+	// the device, with the provider behind its verbs (dev first)
+	struct Device {
+		struct ib_device dev;
+		Provider *prov;
+	} dev_ = {};
+	struct ib_cq cq_ = {};
+	struct ib_qp qps_[2] = {};
+		struct ocq_engine *engine_ = nullptr;
+	std::vector<Completion> comps_;
+	std::vector<Unit> units_;
+	int pushes_ = 0;
+	bool perpetual_ = false;	// runs requeue forever: cap and fairness
+	int run_cap_ = 64;		// runs per unit, once all is dispatched
+	bool watchdog_ctx_ = false;
+
+	// properties
+	std::vector<int> dispatched_;	// seq, in done() order
+	std::vector<int> done_count_;
+	std::vector<int> processed_;
+	int in_done_[3] = {};		// per domain: done() calls running
+	int last_[3] = {-1, -1, -1};	// per domain: last seq dispatched
+	long handler_calls_ = 0;
+	long engine_events_ = 0;
+	bool producer_done_ = false;
+	bool watchdog_done_ = false;
+	bool paused_in_done_ = false;
+	bool torn_ = false;		// teardown began (ocq_engine_disable)
+	bool freed_ = false;
+	bool stats_taken_ = false;
+	struct sim_stats stats_ = {};
+	std::vector<std::string> failures_;
+
+	// seed 004's pattern 1 under a spinlock
+	bool locked_ = false;
+	long empty_handlers_ = 0;
+};
+
+// Allocations of the shims that are not freed yet.
+long live_allocations();
+
+} // namespace ocq_sim
+
+#endif // OCQ_SIM_WORLD_H
