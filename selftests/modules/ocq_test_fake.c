@@ -1,0 +1,2211 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ocq_test_fake - the ordered CQ engine against a fake provider.
+ *
+ * A never-registered ib_device whose poll_cq and req_notify_cq emulate the
+ * notification semantics of real providers, good and bad.  Its CQ is made
+ * through the public ib_ocq_alloc(), so the plumbing runs too.  Producer
+ * kthreads, one per online CPU and each a flow with its own fake QP, push
+ * completions carrying sequence numbers; the fake CQ calls the completion
+ * handler from process context (the producer), hard irq and softirq (two
+ * hrtimers) or an IPI.  Every done() checks that it sees each completion
+ * exactly once, in order within its domain, never concurrently with another
+ * done() of the domain, and (%IB_OCQ_PARALLEL) after process().
+ *
+ * A test module in the kselftest_module.h pattern: init runs the scenario
+ * named by scenario=, prints KTAP lines and fails the load if a subtest
+ * failed.  Each scenario runs in each mode (strict, flow, parallel), as one
+ * KTAP subtest (two for fake_lossy and fake_pause_resume).
+ *
+ * Scenarios, by what the provider does:
+ *
+ * fake_weak: an event only for entries added after arming (IBA-weak, rxe);
+ *	REPORT_MISSED returns 1 iff the CQ is not empty, and arms anyway.
+ * fake_strong: arming with entries pending raises an event at once (mlx4,
+ *	mlx5); REPORT_MISSED always returns 0.  Run with %IB_ARM_STRONG, which
+ *	must never re-poll.
+ * fake_cb_and_1: weak, but arming a non-empty CQ with REPORT_MISSED both
+ *	raises the event and returns 1 (allowed: a positive return only says
+ *	"not armed, poll again").
+ * fake_spurious: weak, plus callbacks with nothing new: a periodic timer,
+ *	and a stale interrupt after a poll that emptied the CQ.
+ * fake_concurrent: weak; every event runs the handler on the producer's CPU
+ *	and, at the same moment, on another CPU.
+ * fake_lossy: weak, but one event in %FAKE_LOSS is dropped.  Passes with the
+ *	watchdog on and reports its rescues; without it, it must stall (the
+ *	loss is real), and a late event must then deliver everything.
+ * fake_perpetual: REPORT_MISSED always returns 1 and never arms the CQ (the
+ *	harsher choice: an engine that ever took 1 for "armed" would stall): no
+ *	event ever comes; the engine must keep polling without livelock.
+ * fake_pause_resume: weak; a kthread pauses and resumes the OCQ at random,
+ *	and with %IB_OCQ_POSTPONE_ARM resumes are the only arms.
+ * fake_teardown_race: weak; cycles of create, stream, drain, then free while
+ *	an injector keeps calling the completion handler; destroy_cq stops it.
+ *	Every fourth cycle frees halfway through the stream, undrained.
+ *
+ * Every pushed completion may also land late (see fake_cq_push()), so that
+ * arming often finds entries pending, as when a completion races with the
+ * consumer's last poll on real hardware.
+ *
+ * Three scenarios run all modes in one subtest sequence:
+ *
+ * teardown_loop: @cycles short streams, each freed under late callbacks,
+ *	rotating through the modes, with and without the watchdog, postponed
+ *	arm and random pauses, drained or freed halfway.  Every cycle checks
+ *	that the provider's objects (CQs, kthreads) are all gone.
+ * alloc_fail: one ib_ocq_alloc() on the create path named by path=, on the
+ *	fake device or on the real one named by device=, for the error paths
+ *	under the plumbing's fail_nth: a failure must be -ENOMEM and leave
+ *	nothing behind; a success streams (fake device) with random pauses,
+ *	then frees.
+ * soak: random scenarios, modes, pauses and teardowns for duration_s
+ *	seconds, counting lost, reordered and duplicated completions.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/bitmap.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/jiffies.h>
+#include <linux/kthread.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/string.h>
+#include <linux/spinlock.h>
+#include <linux/wait.h>
+#include <rdma/ib_ocq.h>
+#include <rdma/ib_verbs.h>
+
+#include "ocq_test_compat.h"
+
+static char *scenario = "fake_weak";
+module_param(scenario, charp, 0444);
+MODULE_PARM_DESC(scenario, "scenario to run at load time (fake_weak, ...)");
+
+static unsigned int completions = 100000;
+module_param(completions, uint, 0444);
+MODULE_PARM_DESC(completions, "completions per mode, over all its cycles");
+
+static unsigned int cqe = 256;
+module_param(cqe, uint, 0444);
+MODULE_PARM_DESC(cqe, "CQ entries, shared out as producer credits");
+
+static unsigned int cycles = 40;
+module_param(cycles, uint, 0444);
+MODULE_PARM_DESC(cycles, "create/free cycles, per mode in fake_teardown_race");
+
+static unsigned int stall_ms = 10000;
+module_param(stall_ms, uint, 0444);
+MODULE_PARM_DESC(stall_ms, "a run without progress for this long has stalled");
+
+static unsigned int seed = 1;
+module_param(seed, uint, 0444);
+MODULE_PARM_DESC(seed, "seed of the producers' and the CQ's random choices");
+
+static char *path = "strict";
+module_param(path, charp, 0444);
+MODULE_PARM_DESC(path, "alloc_fail: the create path (strict, flow_4, ...)");
+
+static char *device = "";
+module_param(device, charp, 0444);
+MODULE_PARM_DESC(device, "alloc_fail: a real device to create on; empty: fake");
+
+static unsigned int duration_s = 30;
+module_param(duration_s, uint, 0444);
+MODULE_PARM_DESC(duration_s, "soak: how long to run, in seconds");
+
+/* Bounds of the parameters. */
+#define FAKE_MIN_COMPLETIONS 100
+#define FAKE_MAX_COMPLETIONS (100 * 1000 * 1000)
+#define FAKE_MIN_CQE 16
+#define FAKE_MAX_CQE 4096
+#define FAKE_MIN_STALL_MS 100
+#define FAKE_MAX_STALL_MS (10 * 60 * 1000)
+#define FAKE_MAX_DURATION_S (7 * 24 * 3600)
+
+/* Most completions a producer pushes before it looks at its credits again. */
+#define FAKE_BURST 8
+/* How often the waiting test thread looks at the progress. */
+#define FAKE_POLL_MS 5
+/* Delay of a deferred (hrtimer) event. */
+#define FAKE_EVENT_NS (2 * NSEC_PER_USEC)
+/* Period of fake_spurious's callback timer. */
+#define FAKE_SPURIOUS_NS (200 * NSEC_PER_USEC)
+/* fake_spurious: a stale interrupt after one draining poll in this many. */
+#define FAKE_STALE 4
+/* One push in this many to an unarmed CQ lands late, see fake_cq_push(). */
+#define FAKE_LATE 8
+/* fake_lossy: one event in this many is dropped. */
+#define FAKE_LOSS 64
+/* fake_lossy: the safety net's period, and the stall bound without it. */
+#define FAKE_WATCHDOG_MS 10
+#define FAKE_LOSSY_STALL_MS 500
+/*
+ * fake_perpetual: stall bound.  The CQ run polls flat out (no return ever
+ * proves the CQ armed) on a high priority worker, and the producer bound to
+ * its CPU gets the leftovers: gaps in progress over 10 s were seen under TCG.
+ */
+#define FAKE_PERPETUAL_STALL_MS (30 * 1000)
+/* fake_concurrent: how long one side of an event waits for the other. */
+#define FAKE_MEET_NS (50 * NSEC_PER_USEC)
+/* fake_pause_resume: range of the pauser's sleeps, in microseconds. */
+#define FAKE_PAUSE_MIN_US 50
+#define FAKE_PAUSE_SPAN_US 1000
+/* fake_pause_resume, postponed arm: done() arms every this many. */
+#define FAKE_CONSUMER_ARM 64
+/* fake_teardown_race: one cycle in this many frees the OCQ undrained. */
+#define FAKE_ABRUPT_CYCLE 4
+/* Violations of one kind printed in full; the rest are only counted. */
+#define FAKE_MAX_REPORTS 3
+/* soak: a cycle's completions, FAKE_MIN_COMPLETIONS plus up to this many */
+#define FAKE_SOAK_SPAN 2000
+/* soak: seconds between progress lines */
+#define FAKE_SOAK_REPORT_S 10
+
+/* Provider semantics of a fake CQ. */
+#define FAKE_STRONG BIT(0) /* arming with entries pending fires at once */
+#define FAKE_CB_AND_1 BIT(1) /* REPORT_MISSED: fire and return 1 */
+#define FAKE_SPURIOUS BIT(2) /* callbacks with nothing new */
+#define FAKE_CONCURRENT BIT(3) /* each event on two CPUs at once */
+#define FAKE_LOSSY BIT(4) /* drop an event now and then */
+#define FAKE_PERPETUAL BIT(5) /* REPORT_MISSED: always 1, never armed */
+
+/* How an event reaches the completion handler. */
+enum fake_ctx {
+	FAKE_CTX_PROCESS, /* the producer calls it */
+	FAKE_CTX_HARDIRQ, /* an hrtimer in hard irq */
+	FAKE_CTX_SOFTIRQ, /* an hrtimer in softirq */
+	FAKE_NR_CTX,
+};
+
+/* State of a request. */
+enum {
+	FAKE_FREE,
+	FAKE_QUEUED, /* pushed to the CQ */
+	FAKE_PROCESSED, /* %IB_OCQ_PARALLEL: process() ran */
+};
+
+/*
+ * Locking rules.
+ *
+ * I: set before the CQ is published, read-only afterwards.
+ * L: fake_cq.lock.
+ * A: atomic.
+ * P: the flow's producer kthread.
+ * D: done() of the flow's domain (never concurrent, which done() checks).
+ */
+
+/**
+ * struct fake_dev - the fake provider's device, never registered
+ * @ibdev: the device
+ * @sem: semantics of the next CQ created (I)
+ * @rnd: seed of the next CQ's random choices (I)
+ */
+struct fake_dev {
+	struct ib_device ibdev;
+	unsigned int sem;
+	u32 rnd;
+};
+
+/**
+ * struct fake_cq - a fake provider CQ: a ring under a spinlock
+ * @ibcq: the CQ
+ * @lock: protects the ring and the notify state
+ * @ring: completions (L)
+ * @mask: ring size - 1 (I)
+ * @head: next slot pushed (L)
+ * @visible: slots before it are visible to poll_cq (L)
+ * @tail: next slot polled (L)
+ * @sem: FAKE_* semantics (I)
+ * @armed: a notification was requested (L)
+ * @quiesced: no more deferred or remote events (L)
+ * @ticking: fake_spurious's timer was started (L)
+ * @rnd: random state of the CQ's choices (L)
+ * @pushed: completions pushed, the next CQ position (L)
+ * @polls: poll_cq calls (L)
+ * @arms: req_notify_cq calls (L)
+ * @positive: req_notify_cq calls that returned 1 (L)
+ * @arm_events: events raised by req_notify_cq itself (L)
+ * @dropped: events fake_lossy dropped (L)
+ * @overruns: pushes that found the ring full (L)
+ * @hard: deferred event timer, hard irq
+ * @soft: deferred event timer, softirq
+ * @spurious: fake_spurious's periodic callback timer
+ * @csd: fake_concurrent's call on the other CPU
+ * @remote_busy: @csd is queued or running (A)
+ * @meet: fake_concurrent's rendezvous of the two sides of an event (A)
+ * @in_cb: callbacks running now (A)
+ * @callbacks: completion handler calls (A)
+ * @empty_callbacks: of those, with the CQ empty (A)
+ * @overlaps: callbacks that began while another one ran (A)
+ * @injector: fake_teardown_race's late callback kthread, stopped by
+ *	destroy_cq (I: set before ib_ocq_free)
+ */
+struct fake_cq {
+	struct ib_cq ibcq;
+	spinlock_t lock; /* the ring and the notify state */
+	struct ib_wc *ring;
+	u32 mask;
+	u32 head;
+	u32 visible;
+	u32 tail;
+	unsigned int sem;
+	bool armed;
+	bool quiesced;
+	bool ticking;
+	u32 rnd;
+	u64 pushed;
+	u64 polls;
+	u64 arms;
+	u64 positive;
+	u64 arm_events;
+	u64 dropped;
+	u64 overruns;
+	struct hrtimer hard;
+	struct hrtimer soft;
+	struct hrtimer spurious;
+	call_single_data_t csd;
+	atomic_t remote_busy;
+	atomic_t meet;
+	atomic_t in_cb;
+	atomic_long_t callbacks;
+	atomic_long_t empty_callbacks;
+	atomic_long_t overlaps;
+	struct task_struct *injector;
+};
+
+struct fake_run;
+struct fake_scenario;
+
+/* Kinds of violation, indexes of fake_run.reports. */
+enum {
+	FAKE_V_CONCURRENT,
+	FAKE_V_AFTER_FREE,
+	FAKE_V_TWICE,
+	FAKE_V_STATE,
+	FAKE_V_ORDER,
+	FAKE_V_PROCESS,
+	FAKE_NR_V,
+};
+
+/**
+ * struct fake_req - one work request of a producer
+ * @cqe: its completion's wr_cqe
+ * @flow: the producer
+ * @seq: sequence number within the flow (P)
+ * @pos: position in the CQ, given under the CQ lock (L)
+ * @state: FAKE_FREE, FAKE_QUEUED, FAKE_PROCESSED (A)
+ */
+struct fake_req {
+	struct ib_cqe cqe;
+	struct fake_flow *flow;
+	u32 seq;
+	u64 pos;
+	atomic_t state;
+};
+
+/**
+ * struct fake_flow - a producer kthread and its flow
+ * @run: the run it belongs to (I)
+ * @qp: its fake QP, only qp_num set: the engine's default flow key (I)
+ * @reqs: its requests, one per credit (I)
+ * @credits: completions it may have outstanding (I)
+ * @quota: completions it pushes (I)
+ * @rnd: random state (P)
+ * @pushed: completions pushed (P; read by the test once @finished)
+ * @completed: done() calls; returns credits (A, written by D)
+ * @inside: done() calls of the flow running now (A)
+ * @finished: @pushed is final (A)
+ * @wq: the producer waits here for credits
+ * @task: the kthread
+ * @cpu: the CPU it is bound to
+ */
+struct fake_flow {
+	struct fake_run *run;
+	struct ib_qp qp;
+	struct fake_req *reqs;
+	u32 credits;
+	u32 quota;
+	u32 rnd;
+	u32 pushed;
+	atomic_t completed;
+	atomic_t inside;
+	bool finished;
+	wait_queue_head_t wq;
+	struct task_struct *task;
+	int cpu;
+};
+
+/**
+ * struct fake_run - one subtest: a mode of a scenario on a fresh OCQ
+ * @name: subtest name
+ * @sc: the scenario
+ * @mode: ordering domains
+ * @attr: how the OCQ is made
+ * @ocq: the OCQ
+ * @fcq: its fake CQ
+ * @flows: the producers
+ * @nr_flows: producers in @flows
+ * @total: completions to push
+ * @seen: CQ positions done() saw
+ * @delivered: done() calls (A)
+ * @next_pos: next CQ position done() expects, strict and parallel (D)
+ * @inside: done() calls running now, strict and parallel (A)
+ * @failures: failed checks (A)
+ * @reports: printed violations per kind (A)
+ * @abort: producers stop early (A)
+ * @freed: ib_ocq_free() returned (A)
+ * @pause: run a pauser kthread while streaming (fake_pause_resume)
+ * @inject: free the OCQ under late callbacks (fake_teardown_race)
+ * @abrupt: free it halfway through the stream, undrained
+ * @undelivered: completions abrupt frees left undelivered
+ * @max_gap: longest time without a done(), in jiffies
+ * @quiet: print nothing but failures
+ * @pauser: the pause/resume kthread
+ * @pause_calls: ib_ocq_pause() calls of the test (A)
+ * @alloc_ret: what the last ib_ocq_alloc() returned, 0 or -errno
+ */
+struct fake_run {
+	char name[32];
+	const struct fake_scenario *sc;
+	enum ib_ocq_mode mode;
+	struct ib_ocq_attr attr;
+	struct ib_ocq *ocq;
+	struct fake_cq *fcq;
+	struct fake_flow *flows;
+	unsigned int nr_flows;
+	u64 total;
+	unsigned long *seen;
+	atomic_long_t delivered;
+	u64 next_pos;
+	atomic_t inside;
+	atomic_t failures;
+	atomic_t reports[FAKE_NR_V];
+	bool abort;
+	bool freed;
+	bool pause;
+	bool inject;
+	bool abrupt;
+	bool quiet;
+	u64 undelivered;
+	unsigned long max_gap;
+	struct task_struct *pauser;
+	atomic_long_t pause_calls;
+	int alloc_ret;
+};
+
+/* KTAP result counters of the module. */
+struct fake_ktap {
+	unsigned int nr;
+	unsigned int failed;
+	unsigned int skipped;
+};
+
+#define FAKE_NR_MODES (IB_OCQ_PARALLEL + 1)
+
+static const char *const fake_mode_names[] = {
+	[IB_OCQ_STRICT] = "strict",
+	[IB_OCQ_FLOW] = "flow",
+	[IB_OCQ_PARALLEL] = "parallel",
+};
+
+/*
+ * What a stream makes and must give back, besides the OCQ: fake CQ rings
+ * and kthreads.  Zero between streams; the plumbing counts the rest.
+ */
+static atomic_t fake_objects = ATOMIC_INIT(0);
+
+/* xorshift32: cheap, reproducible from seed=, never 0 from a non-0 state. */
+static u32 fake_rand(u32 *state)
+{
+	u32 x = *state;
+
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	*state = x;
+	return x;
+}
+
+static u32 fake_seed(unsigned int salt)
+{
+	return (seed ^ (salt * 0x9e3779b9)) | 1;
+}
+
+static struct fake_cq *to_fake_cq(struct ib_cq *ibcq)
+{
+	return container_of(ibcq, struct fake_cq, ibcq);
+}
+
+static struct fake_dev *to_fake_dev(struct ib_device *ibdev)
+{
+	return container_of(ibdev, struct fake_dev, ibdev);
+}
+
+/* --- the fake provider: events --- */
+
+/* Call the completion handler, counting what it finds. */
+static void fake_callback(struct fake_cq *fcq)
+{
+	if (atomic_inc_return(&fcq->in_cb) > 1)
+		atomic_long_inc(&fcq->overlaps);
+	atomic_long_inc(&fcq->callbacks);
+	/* racy on purpose: a sample of the CQ as the handler finds it */
+	if (READ_ONCE(fcq->head) == READ_ONCE(fcq->tail))
+		atomic_long_inc(&fcq->empty_callbacks);
+	fcq->ibcq.comp_handler(&fcq->ibcq, fcq->ibcq.cq_context);
+	atomic_dec(&fcq->in_cb);
+}
+
+/*
+ * fake_concurrent: the two sides of an event meet here, then both call the
+ * handler.  Arrivals pair up by their count (1 with 2, 3 with 4, ...); the
+ * first of a pair waits a bounded time for the second, so a side that never
+ * comes (coalesced) only costs the wait.
+ */
+static void fake_meet(struct fake_cq *fcq)
+{
+	int n = atomic_inc_return(&fcq->meet);
+	u64 end = ktime_get_ns() + FAKE_MEET_NS;
+
+	if (!(n & 1))
+		return;
+	while (atomic_read(&fcq->meet) == n && ktime_get_ns() < end)
+		cpu_relax();
+}
+
+static void fake_remote_fn(void *info)
+{
+	struct fake_cq *fcq = info;
+
+	fake_meet(fcq);
+	fake_callback(fcq);
+	/* pairs with atomic_read_acquire() in fake_cq_quiesce() */
+	atomic_set_release(&fcq->remote_busy, 0);
+}
+
+/* fake_concurrent: raise the event on the next online CPU as well. */
+static void fake_remote(struct fake_cq *fcq)
+{
+	int cpu = cpumask_next(smp_processor_id(), cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	if (cpu == smp_processor_id() || READ_ONCE(fcq->quiesced))
+		return;
+	if (atomic_cmpxchg(&fcq->remote_busy, 0, 1))
+		return; /* one is in flight: the events coalesce */
+	if (smp_call_function_single_async(cpu, &fcq->csd))
+		atomic_set(&fcq->remote_busy, 0);
+}
+
+/* An event the producer delivers itself, in process context. */
+static void fake_direct(struct fake_cq *fcq)
+{
+	if (!(fcq->sem & FAKE_CONCURRENT)) {
+		fake_callback(fcq);
+		return;
+	}
+	preempt_disable();
+	fake_remote(fcq);
+	fake_meet(fcq);
+	fake_callback(fcq);
+	preempt_enable();
+}
+
+/*
+ * Raise an event from a timer.  Under the CQ lock, so that a run the timer's
+ * callback starts polls after the push that raised it; a timer already
+ * queued has not called the handler yet and covers this event too.
+ */
+static void fake_defer(struct fake_cq *fcq, struct hrtimer *t,
+		       enum hrtimer_mode mode)
+{
+	lockdep_assert_held(&fcq->lock);
+	if (fcq->quiesced || hrtimer_is_queued(t))
+		return;
+	hrtimer_start(t, ns_to_ktime(FAKE_EVENT_NS), mode);
+}
+
+/*
+ * An event is due (the CQ was armed and is not any more).  Return true if
+ * the caller must deliver it in process context after dropping the lock;
+ * timers are started here.  @direct: the caller may deliver it.
+ */
+static bool fake_event(struct fake_cq *fcq, bool direct)
+{
+	lockdep_assert_held(&fcq->lock);
+	if ((fcq->sem & FAKE_LOSSY) && !(fake_rand(&fcq->rnd) % FAKE_LOSS)) {
+		fcq->dropped++;
+		return false;
+	}
+	if (direct && (fcq->sem & FAKE_CONCURRENT))
+		return true;
+	switch (fake_rand(&fcq->rnd) % FAKE_NR_CTX) {
+	case FAKE_CTX_PROCESS:
+		if (direct)
+			return true;
+		fallthrough;
+	case FAKE_CTX_HARDIRQ:
+		fake_defer(fcq, &fcq->hard, HRTIMER_MODE_REL_HARD);
+		break;
+	default:
+		fake_defer(fcq, &fcq->soft, HRTIMER_MODE_REL_SOFT);
+		break;
+	}
+	return false;
+}
+
+static enum hrtimer_restart fake_hard_fn(struct hrtimer *t)
+{
+	fake_callback(container_of(t, struct fake_cq, hard));
+	return HRTIMER_NORESTART;
+}
+
+static enum hrtimer_restart fake_soft_fn(struct hrtimer *t)
+{
+	fake_callback(container_of(t, struct fake_cq, soft));
+	return HRTIMER_NORESTART;
+}
+
+static enum hrtimer_restart fake_spurious_fn(struct hrtimer *t)
+{
+	fake_callback(container_of(t, struct fake_cq, spurious));
+	hrtimer_forward_now(t, ns_to_ktime(FAKE_SPURIOUS_NS));
+	return HRTIMER_RESTART;
+}
+
+/*
+ * Stop every event source but the producers (stopped before) and the
+ * injector (stopped by destroy_cq), and wait for callbacks in flight.
+ */
+static void fake_cq_quiesce(struct fake_cq *fcq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	fcq->quiesced = true;
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	hrtimer_cancel(&fcq->spurious);
+	hrtimer_cancel(&fcq->hard);
+	hrtimer_cancel(&fcq->soft);
+	/* pairs with atomic_set_release() in fake_remote_fn() */
+	while (atomic_read_acquire(&fcq->remote_busy))
+		cpu_relax();
+}
+
+/* --- the fake provider: verbs --- */
+
+static int fake_create_cq(struct ib_cq *ibcq,
+			  const struct ib_cq_init_attr *attr,
+			  ocq_compat_create_cq_arg *unused)
+{
+	struct fake_dev *fdev = to_fake_dev(ibcq->device);
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+	u32 size;
+
+	if (attr->cqe < 1 || attr->cqe > FAKE_MAX_CQE || attr->flags)
+		return -EINVAL;
+	size = roundup_pow_of_two(attr->cqe);
+	fcq->ring = kcalloc(size, sizeof(*fcq->ring), GFP_KERNEL);
+	if (!fcq->ring)
+		return -ENOMEM;
+	atomic_inc(&fake_objects);
+	spin_lock_init(&fcq->lock);
+	fcq->mask = size - 1;
+	fcq->sem = fdev->sem;
+	fcq->rnd = fdev->rnd;
+	hrtimer_init(&fcq->hard, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	fcq->hard.function = fake_hard_fn;
+	hrtimer_init(&fcq->soft, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	fcq->soft.function = fake_soft_fn;
+	hrtimer_init(&fcq->spurious, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	fcq->spurious.function = fake_spurious_fn;
+	INIT_CSD(&fcq->csd, fake_remote_fn, fcq);
+	ibcq->cqe = size;
+	return 0;
+}
+
+/*
+ * Like a real provider synchronizing its interrupt: no callback runs once
+ * this returns, whatever still tries to raise one.
+ */
+static int fake_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+
+	if (fcq->injector) {
+		kthread_stop(fcq->injector);
+		atomic_dec(&fake_objects);
+	}
+	fcq->injector = NULL;
+	fake_cq_quiesce(fcq);
+	kfree(fcq->ring);
+	atomic_dec(&fake_objects);
+	return 0;
+}
+
+static int fake_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	fcq->polls++;
+	while (n < num_entries && fcq->tail != fcq->visible)
+		wc[n++] = fcq->ring[fcq->tail++ & fcq->mask];
+	/* fake_spurious: an interrupt for entries this poll already took */
+	if ((fcq->sem & FAKE_SPURIOUS) && n && fcq->tail == fcq->head &&
+	    !(fake_rand(&fcq->rnd) % FAKE_STALE))
+		fake_defer(fcq, &fcq->soft, HRTIMER_MODE_REL_SOFT);
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	return n;
+}
+
+/* Arm; the return value of req_notify_cq.  Under the CQ lock. */
+static int fake_arm(struct fake_cq *fcq, enum ib_cq_notify_flags flags)
+{
+	bool missed = flags & IB_CQ_REPORT_MISSED_EVENTS;
+	bool pending;
+
+	/* the doorbell is ordered after every CQE the HCA wrote: they land */
+	fcq->visible = fcq->head;
+	pending = fcq->head != fcq->tail;
+	/* fake_perpetual: "missed events", always, and the CQ stays unarmed */
+	if ((fcq->sem & FAKE_PERPETUAL) && missed)
+		return 1;
+	/* strong: the doorbell compares against the consumer index */
+	if ((fcq->sem & FAKE_STRONG) && pending) {
+		fcq->armed = false;
+		fcq->arm_events++;
+		fake_event(fcq, false);
+		return 0;
+	}
+	fcq->armed = true;
+	if (!missed || !pending)
+		return 0;
+	/* fake_cb_and_1: the event the arm raised consumes the arm */
+	if (fcq->sem & FAKE_CB_AND_1) {
+		fcq->armed = false;
+		fcq->arm_events++;
+		fake_event(fcq, false);
+	}
+	return 1;
+}
+
+static int fake_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+	unsigned long irqflags;
+	int ret;
+
+	spin_lock_irqsave(&fcq->lock, irqflags);
+	fcq->arms++;
+	/* fake_spurious: callbacks from the first arm on, as on a live CQ */
+	if ((fcq->sem & FAKE_SPURIOUS) && !fcq->ticking && !fcq->quiesced) {
+		fcq->ticking = true;
+		hrtimer_start(&fcq->spurious, ns_to_ktime(FAKE_SPURIOUS_NS),
+			      HRTIMER_MODE_REL_HARD);
+	}
+	ret = fake_arm(fcq, flags);
+	if (ret > 0)
+		fcq->positive++;
+	spin_unlock_irqrestore(&fcq->lock, irqflags);
+	return ret;
+}
+
+/*
+ * Add a completion, as the HCA would: it takes the next CQ position and
+ * raises an event if the CQ was armed.  Now and then, on an unarmed CQ, the
+ * CQE lands late: poll_cq does not see it yet, but req_notify_cq does (it
+ * lands everything), so arming finds entries pending as on real hardware
+ * when a completion races with the consumer's last poll.  Return false on
+ * overrun.
+ */
+static bool fake_cq_push(struct fake_cq *fcq, struct fake_req *req,
+			 const struct ib_wc *wc)
+{
+	unsigned long flags;
+	bool direct = false;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	if (fcq->head - fcq->tail > fcq->mask) {
+		fcq->overruns++;
+		spin_unlock_irqrestore(&fcq->lock, flags);
+		return false;
+	}
+	req->pos = fcq->pushed++;
+	fcq->ring[fcq->head & fcq->mask] = *wc;
+	WRITE_ONCE(fcq->head, fcq->head + 1);
+	if (fcq->armed || fake_rand(&fcq->rnd) % FAKE_LATE)
+		fcq->visible = fcq->head;
+	if (fcq->armed) {
+		fcq->armed = false;
+		direct = fake_event(fcq, true);
+	}
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	if (direct)
+		fake_direct(fcq);
+	return true;
+}
+
+static const struct ib_device_ops fake_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.create_cq = fake_create_cq,
+	.destroy_cq = fake_destroy_cq,
+	.poll_cq = fake_poll_cq,
+	.req_notify_cq = fake_req_notify_cq,
+	INIT_RDMA_OBJ_SIZE(ib_cq, fake_cq, ibcq),
+};
+
+static struct fake_dev *fake_dev_alloc(void)
+{
+	struct fake_dev *fdev;
+
+	fdev = ib_alloc_device(fake_dev, ibdev);
+	if (!fdev)
+		return NULL;
+	ib_set_device_ops(&fdev->ibdev, &fake_dev_ops);
+	fdev->ibdev.num_comp_vectors = 1;
+	return fdev;
+}
+
+/* --- the ULP side: done(), process() and the producers --- */
+
+static void fake_violation(struct fake_run *r, unsigned int kind,
+			   const char *what, const struct fake_req *req)
+{
+	atomic_inc(&r->failures);
+	if (atomic_inc_return(&r->reports[kind]) > FAKE_MAX_REPORTS)
+		return;
+	pr_info("# %s: %s: flow %u seq %u pos %llu\n", r->name, what,
+		req->flow->qp.qp_num, req->seq, req->pos);
+}
+
+/* Order within the domain: CQ order, or flow order in %IB_OCQ_FLOW. */
+static void fake_check_order(struct fake_run *r, struct fake_req *req)
+{
+	struct fake_flow *f = req->flow;
+
+	if (req->seq != (u32)atomic_read(&f->completed))
+		fake_violation(r, FAKE_V_ORDER, "out of flow order", req);
+	if (r->mode == IB_OCQ_FLOW)
+		return;
+	if (req->pos != r->next_pos)
+		fake_violation(r, FAKE_V_ORDER, "out of CQ order", req);
+	r->next_pos = req->pos + 1;
+}
+
+static void fake_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_run *r = ib_ocq_private(cq);
+	struct fake_flow *f = req->flow;
+	atomic_t *inside = r->mode == IB_OCQ_FLOW ? &f->inside : &r->inside;
+	int want = r->mode == IB_OCQ_PARALLEL ? FAKE_PROCESSED : FAKE_QUEUED;
+
+	if (atomic_inc_return(inside) != 1)
+		fake_violation(r, FAKE_V_CONCURRENT, "done() concurrent", req);
+	if (READ_ONCE(r->freed))
+		fake_violation(r, FAKE_V_AFTER_FREE, "done() after free", req);
+	if (req->pos >= r->total || test_and_set_bit(req->pos, r->seen))
+		fake_violation(r, FAKE_V_TWICE, "seen twice", req);
+	if (atomic_xchg(&req->state, FAKE_FREE) != want)
+		fake_violation(r, FAKE_V_STATE, "not processed or not queued",
+			       req);
+	fake_check_order(r, req);
+	atomic_dec(inside);
+
+	/* fake_pause_resume, postponed arm: the consumer arms when it likes */
+	if ((r->attr.flags & IB_OCQ_POSTPONE_ARM) &&
+	    !(atomic_long_read(&r->delivered) % FAKE_CONSUMER_ARM))
+		ib_ocq_resume(r->ocq);
+	atomic_long_inc(&r->delivered);
+	/* the request is reused after this: pairs with fake_has_credit() */
+	atomic_inc_return_release(&f->completed);
+	if (wq_has_sleeper(&f->wq))
+		wake_up(&f->wq);
+}
+
+/* %IB_OCQ_PARALLEL: runs before done(), on any CPU, in any order. */
+static void fake_process(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_run *r = ib_ocq_private(cq);
+
+	if (atomic_cmpxchg(&req->state, FAKE_QUEUED, FAKE_PROCESSED) !=
+	    FAKE_QUEUED)
+		fake_violation(r, FAKE_V_PROCESS, "process() twice", req);
+	/* finish out of order now and then: the commit step must reorder */
+	if (!(req->pos % 7))
+		udelay(2);
+}
+
+static bool fake_has_credit(struct fake_flow *f)
+{
+	/* pairs with atomic_inc_return_release() in fake_done() */
+	return f->pushed - (u32)atomic_read_acquire(&f->completed) < f->credits;
+}
+
+static bool fake_may_push(struct fake_flow *f)
+{
+	return fake_has_credit(f) || READ_ONCE(f->run->abort);
+}
+
+static void fake_push(struct fake_flow *f)
+{
+	struct fake_req *req = &f->reqs[f->pushed % f->credits];
+	struct fake_run *r = f->run;
+	struct ib_wc wc = {
+		.wr_cqe = &req->cqe,
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_SEND,
+		.qp = &f->qp,
+	};
+
+	req->seq = f->pushed;
+	atomic_set(&req->state, FAKE_QUEUED);
+	if (!fake_cq_push(r->fcq, req, &wc))
+		atomic_inc(&r->failures);
+	f->pushed++;
+}
+
+/* Wait, not holding the CPU, for kthread_stop(). */
+static void fake_wait_stop(void)
+{
+	set_current_state(TASK_INTERRUPTIBLE);
+	while (!kthread_should_stop()) {
+		schedule();
+		set_current_state(TASK_INTERRUPTIBLE);
+	}
+	__set_current_state(TASK_RUNNING);
+}
+
+/*
+ * A producer: pushes its quota in random bursts, never more than its
+ * credits outstanding, as a ULP that sized its CQ would.
+ */
+static int fake_producer(void *arg)
+{
+	struct fake_flow *f = arg;
+	struct fake_run *r = f->run;
+	unsigned int burst;
+
+	while (f->pushed < f->quota && !READ_ONCE(r->abort)) {
+		if (!fake_has_credit(f)) {
+			wait_event_timeout(f->wq, fake_may_push(f), HZ / 10);
+			continue;
+		}
+		burst = 1 + fake_rand(&f->rnd) % FAKE_BURST;
+		while (burst-- && f->pushed < f->quota && fake_has_credit(f))
+			fake_push(f);
+		cond_resched();
+	}
+	/* pairs with smp_load_acquire() in fake_finished() */
+	smp_store_release(&f->finished, true);
+	fake_wait_stop();
+	return 0;
+}
+
+/* fake_pause_resume: pause and resume at random, arm now and then. */
+static int fake_pauser(void *arg)
+{
+	struct fake_run *r = arg;
+	bool postpone = r->attr.flags & IB_OCQ_POSTPONE_ARM;
+	u32 rnd = fake_seed(r->mode + 100);
+	unsigned int us;
+
+	while (!kthread_should_stop()) {
+		us = FAKE_PAUSE_MIN_US + fake_rand(&rnd) % FAKE_PAUSE_SPAN_US;
+		usleep_range(us, us + FAKE_PAUSE_MIN_US);
+		if (!postpone || !(fake_rand(&rnd) % 4)) {
+			ib_ocq_pause(r->ocq);
+			atomic_long_inc(&r->pause_calls);
+			usleep_range(FAKE_PAUSE_MIN_US, 2 * FAKE_PAUSE_MIN_US);
+		}
+		ib_ocq_resume(r->ocq);
+	}
+	return 0;
+}
+
+/* fake_teardown_race: late callbacks until destroy_cq stops it. */
+static int fake_injector(void *arg)
+{
+	struct fake_cq *fcq = arg;
+
+	while (!kthread_should_stop()) {
+		fake_callback(fcq);
+		cond_resched();
+	}
+	return 0;
+}
+
+/* --- one run: create, stream, wait, check --- */
+
+static bool fake_finished(struct fake_run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < r->nr_flows; i++) {
+		/* pairs with smp_store_release() in fake_producer() */
+		if (!smp_load_acquire(&r->flows[i].finished))
+			return false;
+	}
+	return true;
+}
+
+/* Completions pushed; final once fake_finished(). */
+static u64 fake_pushed(struct fake_run *r)
+{
+	unsigned int i;
+	u64 n = 0;
+
+	for (i = 0; i < r->nr_flows; i++)
+		n += READ_ONCE(r->flows[i].pushed);
+	return n;
+}
+
+/*
+ * Wait until the producers are done and every completion they pushed was
+ * delivered.  Return false if progress stopped for @bound_ms first.
+ */
+static bool fake_wait_delivered(struct fake_run *r, unsigned int bound_ms)
+{
+	unsigned long bound = msecs_to_jiffies(bound_ms);
+	unsigned long last_change = jiffies;
+	long last = -1, now;
+
+	for (;;) {
+		now = atomic_long_read(&r->delivered);
+		if (fake_finished(r) && now == fake_pushed(r))
+			return true;
+		if (now != last) {
+			r->max_gap = max(r->max_gap, jiffies - last_change);
+			last = now;
+			last_change = jiffies;
+		} else if (time_after(jiffies, last_change + bound)) {
+			return false;
+		}
+		msleep(FAKE_POLL_MS);
+	}
+}
+
+/* Wait until the CQ is empty and armed: the next completion raises an event. */
+static bool fake_wait_armed(struct fake_cq *fcq, unsigned int bound_ms)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(bound_ms);
+	unsigned long flags;
+	bool armed;
+
+	for (;;) {
+		spin_lock_irqsave(&fcq->lock, flags);
+		armed = fcq->armed && fcq->head == fcq->tail;
+		spin_unlock_irqrestore(&fcq->lock, flags);
+		if (armed || time_after(jiffies, end))
+			return armed;
+		msleep(FAKE_POLL_MS);
+	}
+}
+
+/* Wait until the engine stopped calling the provider (it is paused). */
+static void fake_wait_quiet(struct fake_cq *fcq)
+{
+	unsigned long flags;
+	u64 prev = ~0ULL, now;
+	int i;
+
+	for (i = 0; i < stall_ms / FAKE_POLL_MS; i++) {
+		spin_lock_irqsave(&fcq->lock, flags);
+		now = fcq->polls + fcq->arms;
+		spin_unlock_irqrestore(&fcq->lock, flags);
+		if (now == prev)
+			return;
+		prev = now;
+		msleep(4 * FAKE_POLL_MS);
+	}
+}
+
+static int fake_flows_alloc(struct fake_run *r)
+{
+	unsigned int i, j;
+	u32 credits;
+
+	r->nr_flows = num_online_cpus();
+	r->flows = kcalloc(r->nr_flows, sizeof(*r->flows), GFP_KERNEL);
+	if (!r->flows)
+		return -ENOMEM;
+	credits = max_t(u32, roundup_pow_of_two(cqe) / r->nr_flows, 1);
+	for (i = 0; i < r->nr_flows; i++) {
+		struct fake_flow *f = &r->flows[i];
+
+		f->run = r;
+		f->qp.qp_num = 0x100 + i;
+		f->credits = credits;
+		f->quota = r->total / r->nr_flows;
+		if (i < r->total % r->nr_flows)
+			f->quota++;
+		f->rnd = fake_seed(i + 1);
+		init_waitqueue_head(&f->wq);
+		f->reqs = kcalloc(credits, sizeof(*f->reqs), GFP_KERNEL);
+		if (!f->reqs)
+			return -ENOMEM;
+		for (j = 0; j < credits; j++) {
+			f->reqs[j].cqe.done = fake_done;
+			f->reqs[j].flow = f;
+		}
+	}
+	return 0;
+}
+
+static void fake_flows_free(struct fake_run *r)
+{
+	unsigned int i;
+
+	for (i = 0; r->flows && i < r->nr_flows; i++)
+		kfree(r->flows[i].reqs);
+	kfree(r->flows);
+	r->flows = NULL;
+}
+
+/* Reset what a stream checks, for a fresh OCQ. */
+static void fake_run_reset(struct fake_run *r)
+{
+	unsigned int i;
+
+	bitmap_zero(r->seen, r->total);
+	atomic_long_set(&r->delivered, 0);
+	r->next_pos = 0;
+	r->max_gap = 0;
+	WRITE_ONCE(r->abort, false);
+	WRITE_ONCE(r->freed, false);
+	atomic_long_set(&r->pause_calls, 0);
+	for (i = 0; i < r->nr_flows; i++) {
+		struct fake_flow *f = &r->flows[i];
+
+		f->pushed = 0;
+		f->finished = false;
+		atomic_set(&f->completed, 0);
+	}
+}
+
+static int fake_ocq_create(struct fake_run *r, struct fake_dev *fdev)
+{
+	r->ocq = ib_ocq_alloc(&fdev->ibdev, r, cqe, 0, &r->attr);
+	r->alloc_ret = PTR_ERR_OR_ZERO(r->ocq);
+	if (IS_ERR(r->ocq)) {
+		pr_info("# %s: ib_ocq_alloc: %ld\n", r->name, PTR_ERR(r->ocq));
+		return PTR_ERR(r->ocq);
+	}
+	r->fcq = to_fake_cq(ib_ocq_cq(r->ocq));
+	return 0;
+}
+
+static void fake_ocq_free(struct fake_run *r)
+{
+	ib_ocq_free(r->ocq);
+	WRITE_ONCE(r->freed, true);
+	r->ocq = NULL;
+	r->fcq = NULL;
+}
+
+static int fake_producers_start(struct fake_run *r)
+{
+	unsigned int i = 0;
+	int cpu;
+
+	for_each_online_cpu(cpu) {
+		struct fake_flow *f;
+
+		if (i == r->nr_flows)
+			break;
+		f = &r->flows[i];
+		f->cpu = cpu;
+		f->task = kthread_create_on_cpu(fake_producer, f, cpu,
+						"ocq_fake/%u");
+		if (IS_ERR(f->task)) {
+			int ret = PTR_ERR(f->task);
+
+			f->task = NULL;
+			return ret;
+		}
+		atomic_inc(&fake_objects);
+		wake_up_process(f->task);
+		i++;
+	}
+	/* CPUs went offline since: the missing producers push nothing */
+	for (; i < r->nr_flows; i++) {
+		/* pairs with smp_load_acquire() in fake_finished() */
+		smp_store_release(&r->flows[i].finished, true);
+	}
+	return 0;
+}
+
+static void fake_producers_stop(struct fake_run *r)
+{
+	unsigned int i;
+
+	WRITE_ONCE(r->abort, true);
+	for (i = 0; i < r->nr_flows; i++) {
+		if (!r->flows[i].task)
+			continue;
+		wake_up(&r->flows[i].wq);
+		kthread_stop(r->flows[i].task);
+		atomic_dec(&fake_objects);
+		r->flows[i].task = NULL;
+	}
+}
+
+static bool fake_check(struct fake_run *r, bool ok, const char *what)
+{
+	if (!ok) {
+		atomic_inc(&r->failures);
+		pr_info("# %s: check failed: %s\n", r->name, what);
+	}
+	return ok;
+}
+
+static void fake_print_stats(struct fake_run *r, const struct ib_ocq_stats *s)
+{
+	struct fake_cq *fcq = r->fcq;
+
+	pr_info("# %s: stats completions=%llu events=%llu runs=%llu empty_runs=%llu polls=%llu arms=%llu repolls=%llu\n",
+		r->name, s->completions, s->events, s->runs, s->empty_runs,
+		s->polls, s->arms, s->repolls);
+	pr_info("# %s: stats yields=%llu pauses=%llu rescues=%llu stalls=%llu domain_runs=%llu cq_errors=%llu max_batch=%llu\n",
+		r->name, s->yields, s->pauses, s->rescues, s->stalls,
+		s->domain_runs, s->cq_errors, s->max_batch);
+	pr_info("# %s: provider pushed=%llu callbacks=%ld empty_callbacks=%ld overlaps=%ld\n",
+		r->name, fcq->pushed, atomic_long_read(&fcq->callbacks),
+		atomic_long_read(&fcq->empty_callbacks),
+		atomic_long_read(&fcq->overlaps));
+	pr_info("# %s: provider polls=%llu arms=%llu positive=%llu arm_events=%llu dropped=%llu overruns=%llu\n",
+		r->name, fcq->polls, fcq->arms, fcq->positive, fcq->arm_events,
+		fcq->dropped, fcq->overruns);
+}
+
+/*
+ * An engine count against the provider's: the engine counts a call once it
+ * returned, so its count may trail by @slack calls.
+ */
+static bool fake_trails(u64 engine, u64 provider, u64 slack)
+{
+	return engine <= provider && provider - engine <= slack;
+}
+
+/* The statistics against what was pushed and what the provider saw. */
+static void fake_check_stats(struct fake_run *r, const struct ib_ocq_stats *s)
+{
+	struct fake_cq *fcq = r->fcq;
+	long callbacks = atomic_long_read(&fcq->callbacks);
+
+	fake_check(r, s->completions == fcq->pushed, "completions == pushed");
+	fake_check(r, s->events == callbacks, "events == callbacks made");
+	fake_check(r, s->runs >= 1 && s->empty_runs <= s->runs,
+		   "runs >= 1, empty_runs <= runs");
+	fake_check(r, s->arms >= 1, "arms >= 1");
+	fake_check(r, fake_trails(s->polls, fcq->polls, 2),
+		   "polls == poll_cq calls");
+	fake_check(r, fake_trails(s->arms, fcq->arms, 1),
+		   "arms == req_notify_cq calls");
+	/* IB_ARM_AUTO is IB_ARM_REPORT_MISSED on RDMA_DRIVER_UNKNOWN */
+	if (r->attr.policy != IB_ARM_STRONG)
+		fake_check(r, fake_trails(s->repolls, fcq->positive, 1),
+			   "repolls == positive req_notify_cq returns");
+	if (!r->attr.watchdog_ms)
+		fake_check(r, !s->rescues, "no rescues without a watchdog");
+	fake_check(r, !s->cq_errors && !fcq->overruns, "no CQ overrun");
+	fake_check(r, (r->mode == IB_OCQ_STRICT) == !s->domain_runs,
+		   "domain runs iff flow or parallel mode");
+	fake_check(r, s->pauses >= atomic_long_read(&r->pause_calls) + 1,
+		   "pauses >= ib_ocq_pause() calls");
+}
+
+/**
+ * struct fake_scenario - a scenario: provider semantics and how it runs
+ * @name: the test name
+ * @sem: FAKE_* semantics of the CQ
+ * @policy: arm policy of the OCQ
+ * @min_stall_ms: its stall bound is at least this
+ * @check: its own checks of a run that delivered everything, or NULL
+ * @run: runs it in one mode, reporting KTAP subtests
+ * @run_all: instead of @run: runs it once for all modes
+ */
+struct fake_scenario {
+	const char *name;
+	unsigned int sem;
+	enum ib_arm_policy policy;
+	unsigned int min_stall_ms;
+	void (*check)(struct fake_run *r, const struct ib_ocq_stats *s);
+	int (*run)(struct fake_run *r, struct fake_dev *fdev,
+		   struct fake_ktap *k);
+	int (*run_all)(const struct fake_scenario *sc, struct fake_dev *fdev,
+		       struct fake_ktap *k);
+};
+
+/* fake_teardown_race: free the OCQ while the injector calls the handler. */
+static int fake_free_injected(struct fake_run *r)
+{
+	struct fake_cq *fcq = r->fcq;
+	long before = atomic_long_read(&fcq->callbacks);
+	unsigned long end = jiffies + msecs_to_jiffies(stall_ms);
+
+	fcq->injector = kthread_run(fake_injector, fcq, "ocq_injector");
+	if (IS_ERR(fcq->injector)) {
+		int ret = PTR_ERR(fcq->injector);
+
+		fcq->injector = NULL;
+		return ret;
+	}
+	atomic_inc(&fake_objects);
+	while (atomic_long_read(&fcq->callbacks) == before &&
+	       time_before(jiffies, end))
+		usleep_range(100, 200);
+	/*
+	 * The CQ unit runs again, right before the free: late callbacks
+	 * schedule real runs, and an abrupt cycle's backlog is being
+	 * dispatched.  destroy_cq stops the injector.
+	 */
+	ib_ocq_resume(r->ocq);
+	return 0;
+}
+
+static int fake_pauser_start(struct fake_run *r)
+{
+	r->pauser = kthread_run(fake_pauser, r, "ocq_pauser");
+	if (IS_ERR(r->pauser)) {
+		int ret = PTR_ERR(r->pauser);
+
+		r->pauser = NULL;
+		return ret;
+	}
+	atomic_inc(&fake_objects);
+	return 0;
+}
+
+/* Stop the pauser if it runs; return true if it did. */
+static bool fake_pauser_stop(struct fake_run *r)
+{
+	if (!r->pauser)
+		return false;
+	kthread_stop(r->pauser);
+	atomic_dec(&fake_objects);
+	r->pauser = NULL;
+	return true;
+}
+
+/* Where a stalled stream stands, for the log. */
+static void fake_print_stall(struct fake_run *r)
+{
+	struct fake_cq *fcq = r->fcq;
+	unsigned long flags;
+	unsigned int i;
+
+	for (i = 0; i < r->nr_flows; i++) {
+		struct fake_flow *f = &r->flows[i];
+
+		pr_info("# %s: stall: flow %u on cpu %d: pushed %u of %u, completed %d, %s\n",
+			r->name, f->qp.qp_num, f->cpu, READ_ONCE(f->pushed),
+			f->quota, atomic_read(&f->completed),
+			READ_ONCE(f->finished) ? "finished" : "pushing");
+	}
+	spin_lock_irqsave(&fcq->lock, flags);
+	pr_info("# %s: stall: CQ holds %u (%u visible), %sarmed\n", r->name,
+		fcq->head - fcq->tail, fcq->visible - fcq->tail,
+		fcq->armed ? "" : "not ");
+	spin_unlock_irqrestore(&fcq->lock, flags);
+}
+
+/* Stream, wait, check the statistics; the OCQ stays for the caller. */
+static void fake_stream_body(struct fake_run *r, bool expect_stall,
+			     bool *stalled)
+{
+	unsigned int bound = max(stall_ms, r->sc->min_stall_ms);
+	unsigned long start = jiffies;
+	struct ib_ocq_stats s;
+	bool ok;
+
+	ok = fake_wait_delivered(r, expect_stall ? FAKE_LOSSY_STALL_MS : bound);
+	*stalled = !ok;
+	if (!ok)
+		fake_print_stall(r);
+	if (fake_pauser_stop(r))
+		ib_ocq_resume(r->ocq);
+	fake_producers_stop(r);
+	if (!ok && expect_stall) {
+		pr_info("# %s: stalled after %u ms with %ld of %llu delivered; a late event\n",
+			r->name, jiffies_to_msecs(jiffies - start),
+			atomic_long_read(&r->delivered), fake_pushed(r));
+		fake_callback(r->fcq);
+		ok = fake_wait_delivered(r, bound);
+	}
+	fake_check(r, ok, "everything delivered within the stall bound");
+	if (!r->quiet)
+		pr_info("# %s: %ld completions in %u ms, longest wait for progress %u ms\n",
+			r->name, atomic_long_read(&r->delivered),
+			jiffies_to_msecs(jiffies - start),
+			jiffies_to_msecs(r->max_gap));
+	if (r->attr.flags & IB_OCQ_POSTPONE_ARM)
+		ib_ocq_resume(r->ocq); /* the explicit "arm now" */
+	if (ok && !(r->fcq->sem & FAKE_PERPETUAL))
+		fake_check(r, fake_wait_armed(r->fcq, stall_ms),
+			   "ends empty and armed");
+	/* stop what raises events, then the engine, and compare counts */
+	fake_cq_quiesce(r->fcq);
+	ib_ocq_pause(r->ocq);
+	fake_wait_quiet(r->fcq);
+	ib_ocq_get_stats(r->ocq, &s);
+	if (!r->quiet || !ok)
+		fake_print_stats(r, &s);
+	if (!ok)
+		return;
+	fake_check_stats(r, &s);
+	if (r->sc->check)
+		r->sc->check(r, &s);
+}
+
+/*
+ * fake_teardown_race, abrupt cycle: halfway, pause the OCQ and let the
+ * producers fill their credits, so that the resume before the free starts a
+ * run with a backlog and the OCQ is freed while it dispatches, as by a ULP
+ * that tears down without draining.  What is left is not delivered, but
+ * nothing may be delivered once ib_ocq_free() returned.
+ */
+static void fake_stream_cut(struct fake_run *r)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(stall_ms);
+
+	while (atomic_long_read(&r->delivered) < r->total / 2 &&
+	       time_before(jiffies, end))
+		usleep_range(100, 200);
+	fake_pauser_stop(r);
+	ib_ocq_pause(r->ocq);
+	msleep(FAKE_POLL_MS);
+	fake_producers_stop(r);
+}
+
+/* fake_teardown_race: nothing comes after ib_ocq_free() returned. */
+static void fake_check_after_free(struct fake_run *r)
+{
+	long n = atomic_long_read(&r->delivered);
+
+	msleep(4 * FAKE_POLL_MS);
+	fake_check(r, atomic_long_read(&r->delivered) == n,
+		   "no done() after ib_ocq_free()");
+	if (r->abrupt)
+		r->undelivered += fake_pushed(r) - n;
+	else
+		fake_check(r, n == fake_pushed(r),
+			   "everything delivered before ib_ocq_free()");
+}
+
+/*
+ * Stream the run's completions through a fresh OCQ, check everything, free
+ * it.  Return 0 when it ran (failures are counted in @r), or -errno.  With
+ * @expect_stall (fake_lossy without its watchdog) a stall is the expected
+ * outcome: a late event recovers it, and @stalled reports it.
+ */
+static int fake_stream_once(struct fake_run *r, struct fake_dev *fdev,
+			    bool expect_stall, bool *stalled)
+{
+	int ret;
+
+	*stalled = false;
+	fake_run_reset(r);
+	fdev->sem = r->sc->sem;
+	fdev->rnd = fake_seed(1000 + r->mode);
+	ret = fake_ocq_create(r, fdev);
+	if (ret)
+		return ret;
+	ret = fake_producers_start(r);
+	if (ret)
+		goto out_free_ocq;
+	if (r->pause) {
+		ret = fake_pauser_start(r);
+		if (ret)
+			goto out_free_ocq;
+	}
+	if (r->abrupt)
+		fake_stream_cut(r);
+	else
+		fake_stream_body(r, expect_stall, stalled);
+	if (r->inject)
+		ret = fake_free_injected(r);
+
+out_free_ocq:
+	fake_pauser_stop(r);
+	fake_producers_stop(r);
+	fake_ocq_free(r);
+	if (!ret && r->inject)
+		fake_check_after_free(r);
+	return ret;
+}
+
+static void fake_result(struct fake_ktap *k, bool ok, const char *name,
+			const char *note)
+{
+	k->nr++;
+	if (!ok)
+		k->failed++;
+	pr_info("%s %u %s%s%s\n", ok ? "ok" : "not ok", k->nr, name,
+		note ? " # " : "", note ?: "");
+}
+
+static void fake_skip(struct fake_ktap *k, const char *name, const char *why)
+{
+	k->nr++;
+	k->skipped++;
+	pr_info("ok %u %s # SKIP %s\n", k->nr, name, why);
+}
+
+/* Most scenarios: stream once in the mode, one subtest. */
+static int fake_run_stream(struct fake_run *r, struct fake_dev *fdev,
+			   struct fake_ktap *k)
+{
+	bool stalled;
+	int ret;
+
+	ret = fake_stream_once(r, fdev, false, &stalled);
+	fake_result(k, !ret && !atomic_read(&r->failures), r->name, NULL);
+	return ret;
+}
+
+/*
+ * fake_lossy: with the watchdog, everything arrives and the watchdog tells
+ * its rescues; without it, the same provider must stall the stream.
+ */
+static int fake_run_lossy(struct fake_run *r, struct fake_dev *fdev,
+			  struct fake_ktap *k)
+{
+	bool stalled;
+	int ret;
+
+	r->attr.watchdog_ms = FAKE_WATCHDOG_MS;
+	ret = fake_stream_once(r, fdev, false, &stalled);
+	fake_result(k, !ret && !atomic_read(&r->failures), r->name, NULL);
+	if (ret)
+		return ret;
+
+	r->attr.watchdog_ms = 0;
+	strlcat(r->name, "_no_watchdog", sizeof(r->name));
+	ret = fake_stream_once(r, fdev, true, &stalled);
+	if (!stalled)
+		pr_info("# %s: no stall without the safety net\n", r->name);
+	fake_result(k, !ret && stalled && !atomic_read(&r->failures), r->name,
+		    "stalls without the safety net as expected");
+	return ret;
+}
+
+/* fake_pause_resume: random pauses, then postponed arms with resumes. */
+static int fake_run_pause(struct fake_run *r, struct fake_dev *fdev,
+			  struct fake_ktap *k)
+{
+	bool stalled;
+	int ret;
+
+	r->pause = true;
+	ret = fake_stream_once(r, fdev, false, &stalled);
+	fake_result(k, !ret && !atomic_read(&r->failures), r->name, NULL);
+	if (ret)
+		return ret;
+
+	r->attr.flags = IB_OCQ_POSTPONE_ARM;
+	strlcat(r->name, "_postpone", sizeof(r->name));
+	ret = fake_stream_once(r, fdev, false, &stalled);
+	fake_result(k, !ret && !atomic_read(&r->failures), r->name, NULL);
+	return ret;
+}
+
+/*
+ * fake_teardown_race: many short streams, each drained (as after
+ * ib_drain_qp()) and freed under late callbacks; the watchdog on every
+ * other cycle, so its cancellation races too; one cycle in
+ * %FAKE_ABRUPT_CYCLE freed halfway, undrained.
+ */
+static int fake_run_teardown(struct fake_run *r, struct fake_dev *fdev,
+			     struct fake_ktap *k)
+{
+	unsigned int i;
+	bool stalled;
+	int ret = 0;
+
+	r->inject = true;
+	for (i = 0; i < cycles && !ret && !atomic_read(&r->failures); i++) {
+		r->quiet = i > 0;
+		r->attr.watchdog_ms = i & 1;
+		r->abrupt = i % FAKE_ABRUPT_CYCLE == FAKE_ABRUPT_CYCLE - 1;
+		ret = fake_stream_once(r, fdev, false, &stalled);
+	}
+	pr_info("# %s: %u cycles of %llu completions, %u freed undrained leaving %llu\n",
+		r->name, i, r->total, i / FAKE_ABRUPT_CYCLE, r->undelivered);
+	fake_result(k, !ret && !atomic_read(&r->failures), r->name, NULL);
+	return ret;
+}
+
+/* --- scenarios over all modes: teardown_loop, alloc_fail, soak --- */
+
+static void fake_run_free(struct fake_run *r)
+{
+	fake_flows_free(r);
+	bitmap_free(r->seen);
+	kfree(r);
+}
+
+static struct fake_run *fake_run_alloc(const struct fake_scenario *sc,
+				       enum ib_ocq_mode mode, u64 total)
+{
+	struct fake_run *r;
+
+	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r)
+		return NULL;
+	strscpy(r->name, fake_mode_names[mode], sizeof(r->name));
+	r->sc = sc;
+	r->mode = mode;
+	r->attr.mode = mode;
+	r->attr.policy = sc->policy;
+	if (mode == IB_OCQ_PARALLEL)
+		r->attr.process = fake_process;
+	r->total = total;
+	r->seen = bitmap_zalloc(r->total, GFP_KERNEL);
+	if (!r->seen || fake_flows_alloc(r)) {
+		fake_run_free(r);
+		return NULL;
+	}
+	return r;
+}
+
+/* Completions of a run in one mode, over all its cycles. */
+static u64 fake_mode_total(const struct fake_scenario *sc)
+{
+	if (sc->run == fake_run_teardown)
+		return max_t(u64, completions / cycles, FAKE_MIN_COMPLETIONS);
+	return completions;
+}
+
+/*
+ * teardown_loop: the configuration of cycle @i.  The mode turns fastest;
+ * then, bit by bit, the watchdog, the postponed arm (with the pauser: with
+ * done() it is what arms), a free halfway through the stream, and random
+ * pauses.  Every cycle is freed under late callbacks.
+ */
+static struct fake_run *fake_loop_config(struct fake_run **runs, unsigned int i)
+{
+	struct fake_run *r = runs[i % FAKE_NR_MODES];
+	unsigned int j = i / FAKE_NR_MODES;
+
+	r->attr.watchdog_ms = j & 1;
+	r->attr.flags = j & 2 ? IB_OCQ_POSTPONE_ARM : 0;
+	r->abrupt = j & 4;
+	r->pause = j & (2 | 8);
+	r->inject = true;
+	r->quiet = true;
+	return r;
+}
+
+static int fake_loop_cycle(struct fake_run **runs, struct fake_dev *fdev,
+			   unsigned int i)
+{
+	struct fake_run *r = fake_loop_config(runs, i);
+	bool stalled;
+	int ret;
+
+	ret = fake_stream_once(r, fdev, false, &stalled);
+	fake_check(r, !atomic_read(&fake_objects),
+		   "the provider's objects were all freed");
+	if (ret || atomic_read(&r->failures))
+		pr_info("# cycle %u failed (%d): %s, watchdog_ms %u, flags %#x, %s, %s\n",
+			i, ret, r->name, r->attr.watchdog_ms, r->attr.flags,
+			r->pause ? "random pauses" : "no pauses",
+			r->abrupt ? "freed halfway" : "drained");
+	return ret;
+}
+
+static bool fake_loop_failed(struct fake_run **runs)
+{
+	unsigned int mode;
+
+	for (mode = 0; mode < FAKE_NR_MODES; mode++)
+		if (atomic_read(&runs[mode]->failures))
+			return true;
+	return false;
+}
+
+/* teardown_loop: @cycles create, stream, free cycles over all modes. */
+static int fake_loop(struct fake_run **runs, struct fake_dev *fdev)
+{
+	u64 delivered = 0, undelivered = 0;
+	unsigned int i, mode;
+	int ret = 0;
+
+	for (i = 0; i < cycles && !ret && !fake_loop_failed(runs); i++) {
+		struct fake_run *r = runs[i % FAKE_NR_MODES];
+
+		ret = fake_loop_cycle(runs, fdev, i);
+		delivered += atomic_long_read(&r->delivered);
+	}
+	for (mode = 0; mode < FAKE_NR_MODES; mode++)
+		undelivered += runs[mode]->undelivered;
+	pr_info("# teardown_loop: %u cycles of %llu completions: %llu delivered, %llu left by frees halfway\n",
+		i, runs[0]->total, delivered, undelivered);
+	return ret;
+}
+
+static int fake_run_teardown_loop(const struct fake_scenario *sc,
+				  struct fake_dev *fdev, struct fake_ktap *k)
+{
+	u64 total = max_t(u64, completions / cycles, FAKE_MIN_COMPLETIONS);
+	struct fake_run *runs[FAKE_NR_MODES] = {};
+	unsigned int mode;
+	int ret = 0;
+
+	for (mode = 0; mode < FAKE_NR_MODES && !ret; mode++) {
+		runs[mode] = fake_run_alloc(sc, mode, total);
+		if (!runs[mode])
+			ret = -ENOMEM;
+	}
+	if (!ret)
+		ret = fake_loop(runs, fdev);
+	for (mode = 0; mode < FAKE_NR_MODES; mode++) {
+		bool ok = runs[mode] && !atomic_read(&runs[mode]->failures);
+
+		fake_result(k, ok && !ret, fake_mode_names[mode], NULL);
+		if (runs[mode])
+			fake_run_free(runs[mode]);
+	}
+	return ret;
+}
+
+/**
+ * struct fake_path - a create path of ib_ocq_alloc(), for alloc_fail
+ * @name: its path= name
+ * @mode: ordering domains
+ * @nr_domains: flow domains or process workers; 0 for the online CPUs
+ * @watchdog_ms: the safety net's period; 0 for none
+ * @flags: %IB_OCQ_POSTPONE_ARM or 0
+ */
+struct fake_path {
+	const char *name;
+	enum ib_ocq_mode mode;
+	unsigned int nr_domains;
+	unsigned int watchdog_ms;
+	unsigned int flags;
+};
+
+static const struct fake_path fake_paths[] = {
+	{ .name = "strict", .mode = IB_OCQ_STRICT },
+	{
+		.name = "strict_watchdog",
+		.mode = IB_OCQ_STRICT,
+		.watchdog_ms = FAKE_WATCHDOG_MS,
+	},
+	{
+		.name = "strict_postpone",
+		.mode = IB_OCQ_STRICT,
+		.flags = IB_OCQ_POSTPONE_ARM,
+	},
+	{ .name = "flow", .mode = IB_OCQ_FLOW },
+	{ .name = "flow_1", .mode = IB_OCQ_FLOW, .nr_domains = 1 },
+	{ .name = "flow_4", .mode = IB_OCQ_FLOW, .nr_domains = 4 },
+	{
+		.name = "flow_4_watchdog_postpone",
+		.mode = IB_OCQ_FLOW,
+		.nr_domains = 4,
+		.watchdog_ms = FAKE_WATCHDOG_MS,
+		.flags = IB_OCQ_POSTPONE_ARM,
+	},
+	{ .name = "parallel", .mode = IB_OCQ_PARALLEL },
+	{ .name = "parallel_4", .mode = IB_OCQ_PARALLEL, .nr_domains = 4 },
+	{
+		.name = "parallel_watchdog_postpone",
+		.mode = IB_OCQ_PARALLEL,
+		.watchdog_ms = FAKE_WATCHDOG_MS,
+		.flags = IB_OCQ_POSTPONE_ARM,
+	},
+};
+
+static const struct fake_path *fake_find_path(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fake_paths); i++)
+		if (!strcmp(path, fake_paths[i].name))
+			return &fake_paths[i];
+	return NULL;
+}
+
+static void fake_path_attr(const struct fake_path *p, struct ib_ocq_attr *attr)
+{
+	attr->mode = p->mode;
+	attr->nr_domains = p->nr_domains;
+	attr->watchdog_ms = p->watchdog_ms;
+	attr->flags = p->flags;
+	attr->process = p->mode == IB_OCQ_PARALLEL ? fake_process : NULL;
+}
+
+/* alloc_fail: a failed ib_ocq_alloc() must say -ENOMEM and leave nothing. */
+static void fake_alloc_failed(struct fake_ktap *k, const struct fake_path *p,
+			      int ret)
+{
+	bool clean = !atomic_read(&fake_objects);
+
+	if (!clean)
+		pr_info("# %s: the provider's CQ outlived the failure\n",
+			p->name);
+	if (ret != -ENOMEM)
+		pr_info("# %s: failed with %d, not -ENOMEM\n", p->name, ret);
+	fake_result(k, ret == -ENOMEM && clean, p->name,
+		    "fails with -ENOMEM, leaving nothing");
+}
+
+/*
+ * alloc_fail on the fake device: when the OCQ is made, a short stream with
+ * random pauses goes through it before the free.
+ */
+static int fake_alloc_fake(const struct fake_scenario *sc,
+			   struct fake_dev *fdev, const struct fake_path *p,
+			   struct fake_ktap *k)
+{
+	struct fake_run *r;
+	bool stalled;
+	int ret, alloc_ret;
+
+	r = fake_run_alloc(sc, p->mode, completions);
+	if (!r)
+		return -ENOMEM;
+	strscpy(r->name, p->name, sizeof(r->name));
+	fake_path_attr(p, &r->attr);
+	r->pause = true;
+	ret = fake_stream_once(r, fdev, false, &stalled);
+	alloc_ret = r->alloc_ret;
+	pr_info("# alloc_fail: path=%s device=fake result=%d\n", p->name,
+		alloc_ret);
+	if (alloc_ret)
+		fake_alloc_failed(k, p, alloc_ret);
+	else
+		fake_result(k, !ret && !atomic_read(&r->failures), p->name,
+			    NULL);
+	fake_run_free(r);
+	return alloc_ret ? 0 : ret;
+}
+
+/* alloc_fail on a real device: create, pause, resume, free; no traffic. */
+static int fake_alloc_real(const struct fake_path *p, struct fake_ktap *k)
+{
+	struct ib_ocq_attr attr = {};
+	struct ib_device *dev;
+	struct ib_ocq *ocq;
+	int ret;
+
+	dev = ib_device_get_by_name(device, RDMA_DRIVER_UNKNOWN);
+	if (!dev) {
+		fake_skip(k, p->name, "device not present");
+		return 0;
+	}
+	fake_path_attr(p, &attr);
+	ocq = ib_ocq_alloc(dev, NULL, cqe, 0, &attr);
+	ret = PTR_ERR_OR_ZERO(ocq);
+	pr_info("# alloc_fail: path=%s device=%s result=%d\n", p->name, device,
+		ret);
+	if (ret) {
+		fake_alloc_failed(k, p, ret);
+	} else {
+		ib_ocq_pause(ocq);
+		ib_ocq_resume(ocq);
+		ib_ocq_free(ocq);
+		fake_result(k, true, p->name, NULL);
+	}
+	ib_device_put(dev);
+	return 0;
+}
+
+/* alloc_fail: one ib_ocq_alloc() on the path named by path=. */
+static int fake_run_alloc_fail(const struct fake_scenario *sc,
+			       struct fake_dev *fdev, struct fake_ktap *k)
+{
+	const struct fake_path *p = fake_find_path();
+
+	if (!p) {
+		fake_result(k, false, path, "unknown path");
+		return -EINVAL;
+	}
+	if (*device)
+		return fake_alloc_real(p, k);
+	return fake_alloc_fake(sc, fdev, p, k);
+}
+
+/* soak: the provider semantics it mixes (fake_lossy with its watchdog). */
+static const struct fake_scenario fake_soak_mix[] = {
+	{ .name = "weak" },
+	{ .name = "strong", .sem = FAKE_STRONG, .policy = IB_ARM_STRONG },
+	{ .name = "cb_and_1", .sem = FAKE_CB_AND_1 },
+	{ .name = "spurious", .sem = FAKE_SPURIOUS },
+	{ .name = "concurrent", .sem = FAKE_CONCURRENT },
+	{ .name = "lossy", .sem = FAKE_LOSSY },
+};
+
+/**
+ * struct fake_soak - what the soak counts
+ * @cycles: streams run
+ * @completions: done() calls
+ * @lost: completions pushed and not delivered by streams that drain
+ * @reordered: done() calls out of order
+ * @duplicated: completions delivered twice
+ * @undrained: streams freed halfway (their leftovers are not lost)
+ * @failures: failed checks of any kind, the above included
+ */
+struct fake_soak {
+	unsigned int cycles;
+	u64 completions;
+	u64 lost;
+	u64 reordered;
+	u64 duplicated;
+	u64 undrained;
+	u64 failures;
+};
+
+/* soak: a run with random semantics, mode, size, pauses and teardown. */
+static struct fake_run *fake_soak_config(u32 *rnd)
+{
+	const struct fake_scenario *sc;
+	enum ib_ocq_mode mode = fake_rand(rnd) % FAKE_NR_MODES;
+	u64 total = FAKE_MIN_COMPLETIONS + fake_rand(rnd) % FAKE_SOAK_SPAN;
+	struct fake_run *r;
+
+	do {
+		sc = &fake_soak_mix[fake_rand(rnd) % ARRAY_SIZE(fake_soak_mix)];
+	} while ((sc->sem & FAKE_CONCURRENT) && num_online_cpus() < 2);
+	r = fake_run_alloc(sc, mode, total);
+	if (!r)
+		return NULL;
+	snprintf(r->name, sizeof(r->name), "%s_%s", sc->name,
+		 fake_mode_names[mode]);
+	if ((sc->sem & FAKE_LOSSY) || !(fake_rand(rnd) % 4))
+		r->attr.watchdog_ms = FAKE_WATCHDOG_MS;
+	r->pause = fake_rand(rnd) % 2;
+	if (r->pause && fake_rand(rnd) % 2)
+		r->attr.flags = IB_OCQ_POSTPONE_ARM;
+	r->inject = !(fake_rand(rnd) % 4);
+	r->abrupt = r->inject && fake_rand(rnd) % 2;
+	r->quiet = true;
+	return r;
+}
+
+static void fake_soak_account(struct fake_soak *s, struct fake_run *r)
+{
+	u64 delivered = atomic_long_read(&r->delivered);
+	u64 pushed = fake_pushed(r);
+
+	s->cycles++;
+	s->completions += delivered;
+	if (r->abrupt)
+		s->undrained++;
+	else if (pushed > delivered)
+		s->lost += pushed - delivered;
+	s->reordered += atomic_read(&r->reports[FAKE_V_ORDER]);
+	s->duplicated += atomic_read(&r->reports[FAKE_V_TWICE]);
+	s->failures += atomic_read(&r->failures);
+}
+
+static int fake_soak_cycle(struct fake_soak *s, struct fake_dev *fdev, u32 *rnd)
+{
+	struct fake_run *r;
+	bool stalled;
+	int ret;
+
+	r = fake_soak_config(rnd);
+	if (!r)
+		return -ENOMEM;
+	ret = fake_stream_once(r, fdev, false, &stalled);
+	fake_soak_account(s, r);
+	if (ret || atomic_read(&r->failures))
+		pr_info("# soak: cycle %u failed (%d): %s, %llu completions, watchdog_ms %u, flags %#x, %s, %s\n",
+			s->cycles, ret, r->name, r->total, r->attr.watchdog_ms,
+			r->attr.flags, r->pause ? "random pauses" : "no pauses",
+			r->abrupt ? "freed halfway" : "drained");
+	fake_run_free(r);
+	if (!ret && atomic_read(&fake_objects)) {
+		pr_info("# soak: the provider's objects were not all freed\n");
+		s->failures++;
+		ret = -EBUSY;
+	}
+	return ret;
+}
+
+static void fake_soak_print(const struct fake_soak *s, const char *what,
+			    unsigned long start)
+{
+	pr_info("# soak: %s: %u s, %u cycles (%llu freed halfway), %llu completions, lost %llu, reordered %llu, duplicated %llu, failed checks %llu\n",
+		what, jiffies_to_msecs(jiffies - start) / 1000, s->cycles,
+		s->undrained, s->completions, s->lost, s->reordered,
+		s->duplicated, s->failures);
+}
+
+/* soak: random cycles for duration_s seconds, a progress line now and then. */
+static int fake_run_soak(const struct fake_scenario *sc, struct fake_dev *fdev,
+			 struct fake_ktap *k)
+{
+	unsigned long start = jiffies;
+	unsigned long end = start + msecs_to_jiffies(duration_s * MSEC_PER_SEC);
+	unsigned long next = start + FAKE_SOAK_REPORT_S * HZ;
+	struct fake_soak s = {};
+	u32 rnd = fake_seed(7);
+	int ret = 0;
+
+	while (!ret && time_before(jiffies, end)) {
+		ret = fake_soak_cycle(&s, fdev, &rnd);
+		if (time_after_eq(jiffies, next)) {
+			fake_soak_print(&s, "progress", start);
+			next += FAKE_SOAK_REPORT_S * HZ;
+		}
+	}
+	fake_soak_print(&s, "summary", start);
+	fake_result(k, !ret && !s.failures, "soak", NULL);
+	return ret;
+}
+
+/* --- per-scenario checks --- */
+
+static void fake_check_weak(struct fake_run *r, const struct ib_ocq_stats *s)
+{
+	fake_check(r, r->fcq->positive > 0,
+		   "arming a non-empty CQ returned 1 at least once");
+}
+
+static void fake_check_strong(struct fake_run *r, const struct ib_ocq_stats *s)
+{
+	fake_check(r, !s->repolls && !r->fcq->positive,
+		   "IB_ARM_STRONG never re-polls");
+	fake_check(r, r->fcq->arm_events > 0,
+		   "arming a non-empty CQ fired at least once");
+}
+
+static void fake_check_cb_and_1(struct fake_run *r,
+				const struct ib_ocq_stats *s)
+{
+	fake_check(r, r->fcq->arm_events > 0,
+		   "the provider fired and returned 1 at least once");
+}
+
+static void fake_check_spurious(struct fake_run *r,
+				const struct ib_ocq_stats *s)
+{
+	fake_check(r, atomic_long_read(&r->fcq->empty_callbacks) > 0,
+		   "callbacks with an empty CQ happened");
+}
+
+static void fake_check_concurrent(struct fake_run *r,
+				  const struct ib_ocq_stats *s)
+{
+	fake_check(r, atomic_long_read(&r->fcq->overlaps) > 0,
+		   "the handler ran on two CPUs at once");
+}
+
+static void fake_check_lossy(struct fake_run *r, const struct ib_ocq_stats *s)
+{
+	fake_check(r, r->fcq->dropped > 0, "events were dropped");
+	if (r->attr.watchdog_ms)
+		fake_check(r, s->rescues > 0, "the watchdog rescued");
+}
+
+static void fake_check_perpetual(struct fake_run *r,
+				 const struct ib_ocq_stats *s)
+{
+	fake_check(r, !s->events, "no event ever came");
+	/* every arm said "missed events": the CQ run keeps requeueing itself */
+	fake_check(r, s->repolls == s->arms && s->empty_runs > 0,
+		   "the engine kept polling");
+}
+
+static void fake_check_pause(struct fake_run *r, const struct ib_ocq_stats *s)
+{
+	fake_check(r, atomic_long_read(&r->pause_calls) > 0, "paused");
+	if (r->attr.flags & IB_OCQ_POSTPONE_ARM)
+		fake_check(r, s->pauses > atomic_long_read(&r->pause_calls) + 1,
+			   "arms were postponed");
+}
+
+/* IB_ARM_AUTO is IB_ARM_REPORT_MISSED on the fake (RDMA_DRIVER_UNKNOWN). */
+static const struct fake_scenario fake_scenarios[] = {
+	{
+		.name = "fake_weak",
+		.check = fake_check_weak,
+		.run = fake_run_stream,
+	},
+	{
+		.name = "fake_strong",
+		.sem = FAKE_STRONG,
+		.policy = IB_ARM_STRONG,
+		.check = fake_check_strong,
+		.run = fake_run_stream,
+	},
+	{
+		.name = "fake_cb_and_1",
+		.sem = FAKE_CB_AND_1,
+		.check = fake_check_cb_and_1,
+		.run = fake_run_stream,
+	},
+	{
+		.name = "fake_spurious",
+		.sem = FAKE_SPURIOUS,
+		.check = fake_check_spurious,
+		.run = fake_run_stream,
+	},
+	{
+		.name = "fake_concurrent",
+		.sem = FAKE_CONCURRENT,
+		.check = fake_check_concurrent,
+		.run = fake_run_stream,
+	},
+	{
+		.name = "fake_lossy",
+		.sem = FAKE_LOSSY,
+		.check = fake_check_lossy,
+		.run = fake_run_lossy,
+	},
+	{
+		.name = "fake_perpetual",
+		.sem = FAKE_PERPETUAL,
+		.min_stall_ms = FAKE_PERPETUAL_STALL_MS,
+		.check = fake_check_perpetual,
+		.run = fake_run_stream,
+	},
+	{
+		.name = "fake_pause_resume",
+		.check = fake_check_pause,
+		.run = fake_run_pause,
+	},
+	{
+		.name = "fake_teardown_race",
+		.run = fake_run_teardown,
+	},
+	{
+		.name = "teardown_loop",
+		.run_all = fake_run_teardown_loop,
+	},
+	{
+		.name = "alloc_fail",
+		.run_all = fake_run_alloc_fail,
+	},
+	{
+		.name = "soak",
+		.run_all = fake_run_soak,
+	},
+};
+
+/* --- module --- */
+
+static int fake_run_mode(const struct fake_scenario *sc, struct fake_dev *fdev,
+			 enum ib_ocq_mode mode, struct fake_ktap *k)
+{
+	struct fake_run *r;
+	int ret;
+
+	if ((sc->sem & FAKE_CONCURRENT) && num_online_cpus() < 2) {
+		fake_skip(k, fake_mode_names[mode], "needs two online CPUs");
+		return 0;
+	}
+	r = fake_run_alloc(sc, mode, fake_mode_total(sc));
+	if (!r) {
+		fake_result(k, false, fake_mode_names[mode], "out of memory");
+		return -ENOMEM;
+	}
+	ret = sc->run(r, fdev, k);
+	fake_run_free(r);
+	return ret;
+}
+
+/* Run @sc in every mode it applies to; 0 if nothing failed. */
+static int fake_run_scenario(const struct fake_scenario *sc)
+{
+	struct fake_ktap k = {};
+	struct fake_dev *fdev;
+	enum ib_ocq_mode mode;
+
+	pr_info("KTAP version 1\n");
+	pr_info("# scenario=%s completions=%u cqe=%u cycles=%u stall_ms=%u seed=%u cpus=%u\n",
+		sc->name, completions, cqe, cycles, stall_ms, seed,
+		num_online_cpus());
+	if (sc->run_all == fake_run_alloc_fail)
+		pr_info("# path=%s device=%s\n", path,
+			*device ? device : "fake");
+	if (sc->run_all == fake_run_soak)
+		pr_info("# duration_s=%u\n", duration_s);
+	fdev = fake_dev_alloc();
+	if (!fdev)
+		return -ENOMEM;
+	if (sc->run_all)
+		sc->run_all(sc, fdev, &k);
+	for (mode = 0; !sc->run_all && mode < FAKE_NR_MODES; mode++) {
+		if (fake_run_mode(sc, fdev, mode, &k))
+			break;
+	}
+	if (atomic_read(&fake_objects))
+		fake_result(&k, false, "objects",
+			    "the provider's objects were not all freed");
+	ib_dealloc_device(&fdev->ibdev);
+	pr_info("1..%u\n", k.nr);
+	pr_info("# totals: pass:%u fail:%u skip:%u\n",
+		k.nr - k.failed - k.skipped, k.failed, k.skipped);
+	return k.failed ? -EINVAL : 0;
+}
+
+static const struct fake_scenario *fake_find_scenario(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(fake_scenarios); i++)
+		if (!strcmp(scenario, fake_scenarios[i].name))
+			return &fake_scenarios[i];
+	return NULL;
+}
+
+static int fake_check_params(void)
+{
+	if (completions < FAKE_MIN_COMPLETIONS ||
+	    completions > FAKE_MAX_COMPLETIONS)
+		return -EINVAL;
+	if (cqe < FAKE_MIN_CQE || cqe > FAKE_MAX_CQE)
+		return -EINVAL;
+	if (!cycles || stall_ms < FAKE_MIN_STALL_MS ||
+	    stall_ms > FAKE_MAX_STALL_MS)
+		return -EINVAL;
+	if (!duration_s || duration_s > FAKE_MAX_DURATION_S)
+		return -EINVAL;
+	return 0;
+}
+
+static int __init fake_init(void)
+{
+	const struct fake_scenario *sc;
+
+	if (fake_check_params()) {
+		pr_err("completions %u..%u, cqe %u..%u, cycles >= 1, stall_ms %u..%u, duration_s 1..%u\n",
+		       FAKE_MIN_COMPLETIONS, FAKE_MAX_COMPLETIONS, FAKE_MIN_CQE,
+		       FAKE_MAX_CQE, FAKE_MIN_STALL_MS, FAKE_MAX_STALL_MS,
+		       FAKE_MAX_DURATION_S);
+		return -EINVAL;
+	}
+	sc = fake_find_scenario();
+	if (!sc) {
+		pr_err("unknown scenario '%s'\n", scenario);
+		return -EINVAL;
+	}
+	return fake_run_scenario(sc);
+}
+
+static void __exit fake_exit(void)
+{
+	pr_info("# exit\n");
+}
+
+module_init(fake_init);
+module_exit(fake_exit);
+MODULE_DESCRIPTION("ordered CQ engine tests against a fake provider");
+MODULE_LICENSE("Dual BSD/GPL");
