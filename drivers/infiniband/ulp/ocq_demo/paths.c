@@ -1,0 +1,361 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ocq_demo: the completion paths under comparison.  Each side of a run has
+ * one CQ shared by all its connections, driven by one of:
+ *
+ * - ocq-strict, ocq-flow, ocq-parallel: an ordered CQ (ib_ocq_alloc());
+ * - upstream-wq, upstream-unbound, upstream-softirq: ib_alloc_cq();
+ * - naive: the seed loop "arm, then poll until empty", run from a per-CPU
+ *   work item queued on whichever CPU took the event, so two CPUs may run
+ *   it at once;
+ * - locked: the seed loop "poll until empty, arm with REPORT_MISSED_EVENTS,
+ *   repeat while it reports missed events", the same way, under a spinlock.
+ *
+ * The naive and locked loops dispatch at most OD_LOOP_BUDGET completions
+ * and then requeue themselves on the same CPU: a loop that never finds the
+ * CQ empty would otherwise hold the CPU (and, for locked, a spinlock) for
+ * ever.
+ */
+#include <linux/ktime.h>
+#include <linux/percpu.h>
+#include <linux/slab.h>
+#include "ocq_demo.h"
+
+/* completions one naive/locked loop dispatches before it requeues itself */
+#define OD_LOOP_BUDGET 1024
+
+static struct workqueue_struct *od_loop_wq;
+
+/**
+ * od_begin - start timing one completion's processing
+ *
+ * Return: the time, for od_end().
+ */
+u64 od_begin(void)
+{
+	return ktime_get_ns();
+}
+
+/**
+ * od_end - account one completion's processing
+ * @cq: the CQ it came from; its context leads to the &struct od_cq
+ * @t0: od_begin()'s value
+ */
+void od_end(struct ib_cq *cq, u64 t0)
+{
+	struct od_cq *ocq = od_run.p.path <= OD_OCQ_PARALLEL ?
+				    ib_ocq_private(cq) :
+				    cq->cq_context;
+
+	atomic64_inc(&ocq->completions);
+	atomic64_add(ktime_get_ns() - t0, &ocq->cpu_ns);
+	if (od_run.p.postpone)
+		od_cq_consumed(ocq);
+}
+
+/**
+ * od_burn - spend the run's work_ns of CPU on one completion
+ * @run: the run
+ */
+void od_burn(struct od_run *run)
+{
+	u64 end;
+
+	if (!run->p.work_ns)
+		return;
+	end = ktime_get_ns() + run->p.work_ns;
+	while (ktime_get_ns() < end)
+		cpu_relax();
+}
+
+/**
+ * od_in_process - whether verification and work happen in process()
+ * @run: the run
+ *
+ * Return: true on ocq-parallel, where done() only commits.
+ */
+bool od_in_process(struct od_run *run)
+{
+	return run->p.path == OD_OCQ_PARALLEL;
+}
+
+/* ocq-parallel's unordered step: verify payloads, burn the work. */
+static void od_process(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct od_cq *ocq = ib_ocq_private(cq);
+	u64 t0 = od_begin();
+
+	if (od_is_client_recv(wc))
+		od_client_process(cq, wc);
+	else if (od_is_server_recv(wc))
+		od_server_process(cq, wc);
+	od_burn(ocq->run);
+	atomic64_add(ktime_get_ns() - t0, &ocq->cpu_ns);
+}
+
+static void od_resume_work(struct work_struct *work)
+{
+	struct od_cq *ocq = container_of(work, struct od_cq, resume_work);
+
+	atomic_set(&ocq->resume_queued, 0);
+	/* Pairs with the xchg in od_cq_consumed(): a later done() queues us again. */
+	smp_mb__after_atomic();
+	ib_ocq_resume(ocq->ocq);
+}
+
+/**
+ * od_cq_consumed - a done() finished: arm once the consumer caught up
+ * @ocq: the side's CQ
+ *
+ * Postponed arm: the ordered CQ is left unarmed when drained; the resume
+ * runs from a work item, i.e. after the burst of done() calls in progress.
+ */
+void od_cq_consumed(struct od_cq *ocq)
+{
+	if (!ocq->ocq || atomic_xchg(&ocq->resume_queued, 1))
+		return;
+	queue_work(od_wq, &ocq->resume_work);
+}
+
+/**
+ * od_cq_resume - resume a postponed ordered CQ now (the monitor's safety net)
+ * @ocq: the side's CQ
+ */
+void od_cq_resume(struct od_cq *ocq)
+{
+	if (ocq->ocq)
+		ib_ocq_resume(ocq->ocq);
+}
+
+static void od_dispatch(struct od_cq *ocq, struct ib_wc *wc)
+{
+	wc->wr_cqe->done(ocq->cq, wc);
+}
+
+/* Seed pattern 1: arm, then poll one at a time until empty. */
+static bool od_naive_loop(struct od_cq *ocq)
+{
+	struct ib_wc wc;
+	int n = 0;
+
+	atomic64_inc(&ocq->runs);
+	atomic64_inc(&ocq->arms);
+	ib_req_notify_cq(ocq->cq, IB_CQ_NEXT_COMP);
+	while (ib_poll_cq(ocq->cq, 1, &wc) > 0) {
+		od_dispatch(ocq, &wc);
+		if (++n == OD_LOOP_BUDGET)
+			return true;
+	}
+	if (!n)
+		atomic64_inc(&ocq->empty_runs);
+	return false;
+}
+
+/* Seed pattern 2 under a spinlock: poll until empty, arm, repeat if missed. */
+static bool od_locked_loop(struct od_cq *ocq)
+{
+	int flags = IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS;
+	struct ib_wc wc;
+	int n = 0, ret;
+
+	spin_lock(&ocq->lock);
+	atomic64_inc(&ocq->runs);
+	do {
+		while (ib_poll_cq(ocq->cq, 1, &wc) > 0) {
+			od_dispatch(ocq, &wc);
+			if (++n == OD_LOOP_BUDGET)
+				goto out_budget;
+		}
+		atomic64_inc(&ocq->arms);
+		ret = ib_req_notify_cq(ocq->cq, flags);
+		if (ret > 0)
+			atomic64_inc(&ocq->repolls);
+	} while (ret > 0);
+	spin_unlock(&ocq->lock);
+	if (!n)
+		atomic64_inc(&ocq->empty_runs);
+	return false;
+
+out_budget:
+	spin_unlock(&ocq->lock);
+	return true;
+}
+
+static void od_loop_work(struct work_struct *work)
+{
+	struct od_cq_work *w = container_of(work, struct od_cq_work, work);
+	struct od_cq *ocq = w->ocq;
+	bool more;
+
+	more = ocq->path == OD_NAIVE ? od_naive_loop(ocq) : od_locked_loop(ocq);
+	if (more && !READ_ONCE(ocq->dead))
+		queue_work_on(raw_smp_processor_id(), od_loop_wq, work);
+}
+
+/*
+ * The naive/locked completion handler: run the loop on the CPU that took
+ * the event.  Polling right here could deadlock with the provider's own
+ * callback context, hence the per-CPU work item.
+ */
+static void od_comp_handler(struct ib_cq *cq, void *ctx)
+{
+	struct od_cq *ocq = ctx;
+	int cpu;
+
+	atomic64_inc(&ocq->events);
+	if (READ_ONCE(ocq->dead))
+		return;
+	cpu = get_cpu();
+	queue_work_on(cpu, od_loop_wq, &per_cpu_ptr(ocq->pcpu, cpu)->work);
+	put_cpu();
+}
+
+static void od_cq_event(struct ib_event *ev, void *ctx)
+{
+	pr_info("CQ event: %s\n", ib_event_msg(ev->event));
+}
+
+static int od_cq_create_seed(struct od_cq *ocq, struct ib_device *dev,
+			     int nr_cqe)
+{
+	struct ib_cq_init_attr attr = { .cqe = nr_cqe };
+	int cpu;
+
+	ocq->pcpu = alloc_percpu(struct od_cq_work);
+	if (!ocq->pcpu)
+		return -ENOMEM;
+	for_each_possible_cpu(cpu) {
+		INIT_WORK(&per_cpu_ptr(ocq->pcpu, cpu)->work, od_loop_work);
+		per_cpu_ptr(ocq->pcpu, cpu)->ocq = ocq;
+	}
+	ocq->cq = ib_create_cq(dev, od_comp_handler, od_cq_event, ocq, &attr);
+	if (IS_ERR(ocq->cq)) {
+		free_percpu(ocq->pcpu);
+		ocq->pcpu = NULL;
+		return PTR_ERR(ocq->cq);
+	}
+	ib_req_notify_cq(ocq->cq, IB_CQ_NEXT_COMP);
+	return 0;
+}
+
+static int od_cq_create_ocq(struct od_cq *ocq, struct ib_device *dev,
+			    int nr_cqe)
+{
+	static const enum ib_ocq_mode modes[] = {
+		[OD_OCQ_STRICT] = IB_OCQ_STRICT,
+		[OD_OCQ_FLOW] = IB_OCQ_FLOW,
+		[OD_OCQ_PARALLEL] = IB_OCQ_PARALLEL,
+	};
+	struct ib_ocq_attr attr = {
+		.mode = modes[ocq->path],
+		.policy = IB_ARM_AUTO,
+		.flags = ocq->run->p.postpone ? IB_OCQ_POSTPONE_ARM : 0,
+	};
+
+	if (ocq->path == OD_OCQ_PARALLEL)
+		attr.process = od_process;
+	ocq->ocq = ib_ocq_alloc(dev, ocq, nr_cqe, 0, &attr);
+	if (IS_ERR(ocq->ocq)) {
+		int ret = PTR_ERR(ocq->ocq);
+
+		ocq->ocq = NULL;
+		return ret;
+	}
+	ocq->cq = ib_ocq_cq(ocq->ocq);
+	return 0;
+}
+
+/**
+ * od_cq_create - create one side's CQ on the run's path
+ * @run: the run (its device and parameters)
+ * @ocq: the side's CQ, zeroed
+ * @nr_cqe: CQ entries
+ *
+ * Context: process context.
+ * Return: 0 or -errno.
+ */
+int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe)
+{
+	static const enum ib_poll_context ctx[] = {
+		[OD_UP_WQ] = IB_POLL_WORKQUEUE,
+		[OD_UP_UNBOUND] = IB_POLL_UNBOUND_WORKQUEUE,
+		[OD_UP_SOFTIRQ] = IB_POLL_SOFTIRQ,
+	};
+
+	ocq->run = run;
+	ocq->path = run->p.path;
+	spin_lock_init(&ocq->lock);
+	INIT_WORK(&ocq->resume_work, od_resume_work);
+	switch (ocq->path) {
+	case OD_OCQ_STRICT:
+	case OD_OCQ_FLOW:
+	case OD_OCQ_PARALLEL:
+		return od_cq_create_ocq(ocq, run->dev, nr_cqe);
+	case OD_NAIVE:
+	case OD_LOCKED:
+		return od_cq_create_seed(ocq, run->dev, nr_cqe);
+	default:
+		break;
+	}
+	ocq->cq = ib_alloc_cq(run->dev, ocq, nr_cqe, 0, ctx[ocq->path]);
+	if (IS_ERR(ocq->cq)) {
+		int ret = PTR_ERR(ocq->cq);
+
+		ocq->cq = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/**
+ * od_cq_destroy - free a side's CQ; its QPs are destroyed
+ * @ocq: the side's CQ (may never have been created)
+ *
+ * Context: process context.
+ */
+void od_cq_destroy(struct od_cq *ocq)
+{
+	int cpu;
+
+	if (ocq->ocq) {
+		cancel_work_sync(&ocq->resume_work);
+		ib_ocq_free(ocq->ocq);
+		ocq->ocq = NULL;
+		ocq->cq = NULL;
+		return;
+	}
+	if (!ocq->cq)
+		return;
+	if (!ocq->pcpu) {
+		ib_free_cq(ocq->cq);
+		ocq->cq = NULL;
+		return;
+	}
+	WRITE_ONCE(ocq->dead, true);
+	for_each_possible_cpu(cpu)
+		cancel_work_sync(&per_cpu_ptr(ocq->pcpu, cpu)->work);
+	ib_destroy_cq(ocq->cq);
+	free_percpu(ocq->pcpu);
+	ocq->pcpu = NULL;
+	ocq->cq = NULL;
+}
+
+/**
+ * od_paths_init - the naive/locked loops' workqueue
+ *
+ * Return: 0 or -ENOMEM.
+ */
+int od_paths_init(void)
+{
+	/* bound: a loop runs on the CPU its event was taken on */
+	od_loop_wq = alloc_workqueue("ocq_demo_loop", WQ_HIGHPRI, 0);
+	return od_loop_wq ? 0 : -ENOMEM;
+}
+
+/**
+ * od_paths_exit - free what od_paths_init() allocated
+ */
+void od_paths_exit(void)
+{
+	destroy_workqueue(od_loop_wq);
+}

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ocq_demo: the life of a run.  od_run_start() builds both sides and
+ * connects; the clients then keep calls in flight from their completion
+ * callbacks.  A run ends in one of three ways:
+ *
+ * - by itself (call target, duration, or no progress for OD_STALL_MS): the
+ *   monitor stops new calls, waits for the answers, and hands the end to
+ *   od_run_end();
+ * - by "stop": od_run_stop() quiesces and tears down in the writer's context;
+ * - by device removal or a peer's disconnect: the rdma_cm handler calls
+ *   od_run_end(), which queues the teardown; rdma_cm waits for our ids to be
+ *   destroyed before it lets the device go.
+ *
+ * All teardown runs under od_mutex, in one order: disconnect, drain the QPs,
+ * take the results, destroy QPs and buffers, CQs, PDs, and the rdma_cm ids
+ * last.
+ */
+#include <linux/delay.h>
+#include <linux/ktime.h>
+#include <linux/mutex.h>
+#include <linux/slab.h>
+#include "ocq_demo.h"
+
+struct od_run od_run;
+/* serialises commands, start, stop and teardown of od_run */
+DEFINE_MUTEX(od_mutex);
+
+/* ---- results ---- */
+
+static void od_add_counts(struct od_result *r, const struct od_counts *c)
+{
+	int i;
+
+	r->calls += c->calls;
+	r->bytes += c->bytes;
+	r->errors += c->errors;
+	r->credit_stalls += c->credit_stalls;
+	r->reorders += c->reorders;
+	r->lost += c->lost;
+	r->duplicated += c->duplicated;
+	for (i = 0; i < OD_HIST; i++)
+		r->hist[i] += c->hist[i];
+}
+
+static void od_add_acct(struct od_result *r, struct ib_sq_acct *acct,
+			bool ready)
+{
+	struct ib_sq_acct_stats st;
+
+	if (!ready)
+		return;
+	ib_sq_acct_get_stats(acct, &st);
+	r->sends += st.posts;
+	r->signaled += st.signaled;
+}
+
+static void od_add_cq(struct od_result *r, struct od_cq *ocq)
+{
+	struct ib_ocq_stats st;
+
+	r->completions += atomic64_read(&ocq->completions);
+	r->cpu_ns += atomic64_read(&ocq->cpu_ns);
+	if (ocq->ocq) {
+		ib_ocq_get_stats(ocq->ocq, &st);
+		r->events += st.events;
+		r->runs += st.runs;
+		r->empty_runs += st.empty_runs;
+		r->arms += st.arms;
+		r->repolls += st.repolls;
+		return;
+	}
+	r->events += atomic64_read(&ocq->events);
+	r->runs += atomic64_read(&ocq->runs);
+	r->empty_runs += atomic64_read(&ocq->empty_runs);
+	r->arms += atomic64_read(&ocq->arms);
+	r->repolls += atomic64_read(&ocq->repolls);
+}
+
+/**
+ * od_run_result - sum up a live run's counters
+ * @run: the run, active; od_mutex held
+ * @r: filled in
+ */
+void od_run_result(struct od_run *run, struct od_result *r)
+{
+	int i;
+
+	lockdep_assert_held(&od_mutex);
+	memset(r, 0, sizeof(*r));
+	for (i = 0; run->cconns && i < run->p.conns; i++) {
+		od_add_counts(r, &run->cconns[i].cnt);
+		od_add_acct(r, &run->cconns[i].acct, run->cconns[i].acct_ready);
+	}
+	for (i = 0; run->sconns && i < run->p.conns; i++) {
+		struct od_counts sc = run->sconns[i].cnt;
+
+		/* the server's calls are the clients' calls: count them once */
+		sc.calls = 0;
+		sc.bytes = 0;
+		memset(sc.hist, 0, sizeof(sc.hist));
+		od_add_counts(r, &sc);
+		od_add_acct(r, &run->sconns[i].acct, run->sconns[i].acct_ready);
+	}
+	od_add_cq(r, &run->cli.cq);
+	od_add_cq(r, &run->srv.cq);
+}
+
+/* ---- teardown ---- */
+
+static u32 od_outstanding(struct od_run *run)
+{
+	u32 n = 0;
+	int i;
+
+	for (i = 0; i < run->p.conns; i++)
+		n += READ_ONCE(run->cconns[i].outstanding);
+	return n;
+}
+
+/* Stop new calls and wait a while for the answers to those in flight. */
+static void od_quiesce(struct od_run *run)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(OD_QUIESCE_MS);
+
+	WRITE_ONCE(run->stopping, true);
+	while (od_outstanding(run) && time_before(jiffies, end))
+		msleep(OD_TICK_MS / 5);
+}
+
+static void od_drain(struct ib_qp *qp)
+{
+	if (qp)
+		ib_drain_qp(qp);
+}
+
+static void od_destroy_qp(struct rdma_cm_id *id, struct ib_qp **qp)
+{
+	if (!*qp || !id)
+		return;
+	rdma_destroy_qp(id);
+	*qp = NULL;
+}
+
+static void od_destroy_id(struct rdma_cm_id **id)
+{
+	if (!IS_ERR_OR_NULL(*id))
+		rdma_destroy_id(*id);
+	*id = NULL;
+}
+
+/* Disconnect and drain every QP: no completion comes after this. */
+static void od_teardown_qps(struct od_run *run)
+{
+	int i;
+
+	for (i = 0; run->cconns && i < run->p.conns; i++)
+		if (run->cconns[i].qp && run->cconns[i].id)
+			rdma_disconnect(run->cconns[i].id);
+	for (i = 0; run->sconns && i < run->p.conns; i++)
+		if (run->sconns[i].qp && run->sconns[i].id)
+			rdma_disconnect(run->sconns[i].id);
+	for (i = 0; run->cconns && i < run->p.conns; i++)
+		od_drain(run->cconns[i].qp);
+	for (i = 0; run->sconns && i < run->p.conns; i++)
+		od_drain(run->sconns[i].qp);
+}
+
+static void od_teardown_conns(struct od_run *run)
+{
+	int i;
+
+	for (i = 0; run->cconns && i < run->p.conns; i++) {
+		od_destroy_qp(run->cconns[i].id, &run->cconns[i].qp);
+		od_cconn_teardown(&run->cconns[i]);
+	}
+	for (i = 0; run->sconns && i < run->p.conns; i++) {
+		od_destroy_qp(run->sconns[i].id, &run->sconns[i].qp);
+		od_sconn_teardown(&run->sconns[i]);
+	}
+}
+
+static void od_teardown_side(struct od_side *side)
+{
+	od_cq_destroy(&side->cq);
+	if (!IS_ERR_OR_NULL(side->pd))
+		ib_dealloc_pd(side->pd);
+	side->pd = NULL;
+}
+
+static void od_teardown_ids(struct od_run *run)
+{
+	int i;
+
+	for (i = 0; run->cconns && i < run->p.conns; i++)
+		od_destroy_id(&run->cconns[i].id);
+	for (i = 0; run->sconns && i < run->p.conns; i++)
+		od_destroy_id(&run->sconns[i].id);
+	od_destroy_id(&run->listen_id);
+}
+
+/* Free everything of the run and record how it ended.  od_mutex held. */
+static void od_teardown(struct od_run *run, enum od_state how)
+{
+	int i;
+
+	lockdep_assert_held(&od_mutex);
+	WRITE_ONCE(run->stopping, true);
+	atomic_cmpxchg(&run->ending, 0, how);
+	/* the monitor keeps resuming postponed CQs until the drains are done */
+	od_teardown_qps(run);
+	cancel_delayed_work_sync(&run->monitor);
+	/* an aborted run's unanswered calls are not "lost" */
+	for (i = 0; how != OD_ABORTED && run->cconns && i < run->p.conns; i++)
+		od_cconn_lost(&run->cconns[i]);
+	od_run_result(run, &run->res);
+	od_teardown_conns(run);
+	od_teardown_side(&run->cli);
+	od_teardown_side(&run->srv);
+	od_teardown_ids(run);
+	kfree(run->cconns);
+	kfree(run->sconns);
+	run->cconns = NULL;
+	run->sconns = NULL;
+	run->dev = NULL;
+	run->t_end = ktime_get_ns();
+	run->active = false;
+	WRITE_ONCE(run->state, how);
+	pr_info("run %u %s: %llu calls, %llu errors, %llu reorders, %llu lost, %llu duplicated\n",
+		run->gen, od_state_names[how], run->res.calls, run->res.errors,
+		run->res.reorders, run->res.lost, run->res.duplicated);
+}
+
+static void od_end_work(struct work_struct *work)
+{
+	struct od_run *run = container_of(work, struct od_run, end_work);
+	int how;
+
+	mutex_lock(&od_mutex);
+	how = atomic_read(&run->ending);
+	/* a stop or a new start may have come first */
+	if (run->active && how)
+		od_teardown(run, how);
+	mutex_unlock(&od_mutex);
+}
+
+/**
+ * od_run_end - end the run from any context
+ * @run: the run
+ * @how: %OD_DONE or %OD_ABORTED
+ *
+ * The first caller wins; the teardown runs from a work item.
+ *
+ * Context: any context but hard IRQ.
+ */
+void od_run_end(struct od_run *run, enum od_state how)
+{
+	WRITE_ONCE(run->stopping, true);
+	if (!atomic_cmpxchg(&run->ending, 0, how))
+		queue_work(od_wq, &run->end_work);
+}
+
+/* ---- the monitor ---- */
+
+static bool od_run_finished(struct od_run *run, u64 done)
+{
+	u64 elapsed = (ktime_get_ns() - run->t_start) / NSEC_PER_MSEC;
+
+	if (run->p.calls && done >= run->p.calls)
+		return true;
+	return run->p.duration_ms && elapsed >= run->p.duration_ms;
+}
+
+/* Tick: end the run at its target, its duration, or when it stalls. */
+static void od_monitor(struct work_struct *work)
+{
+	struct od_run *run =
+		container_of(to_delayed_work(work), struct od_run, monitor);
+	u64 done = atomic64_read(&run->completed);
+
+	if (run->p.postpone) {
+		od_cq_resume(&run->cli.cq);
+		od_cq_resume(&run->srv.cq);
+	}
+	if (atomic_read(&run->ending))
+		goto again;
+	if (od_run_finished(run, done))
+		WRITE_ONCE(run->stopping, true);
+	if (od_disconnect_after && done >= od_disconnect_after &&
+	    !run->peer_disconnected) {
+		/* the server end hangs up: its client sees DISCONNECTED */
+		run->peer_disconnected = true;
+		pr_info("run %u: server disconnects connection 0\n", run->gen);
+		rdma_disconnect(run->sconns[0].id);
+	}
+	if (done != run->progress) {
+		run->progress = done;
+		run->progress_t = jiffies;
+	}
+	if (READ_ONCE(run->stopping) && !od_outstanding(run)) {
+		od_run_end(run, OD_DONE);
+	} else if (time_after(jiffies, run->progress_t +
+					       msecs_to_jiffies(OD_STALL_MS))) {
+		pr_info("run %u: no progress for %d ms, ending it\n", run->gen,
+			OD_STALL_MS);
+		od_run_end(run, OD_DONE);
+	}
+again:
+	queue_delayed_work(od_wq, &run->monitor, msecs_to_jiffies(OD_TICK_MS));
+}
+
+/* ---- start ---- */
+
+static int od_run_alloc(struct od_run *run)
+{
+	int i;
+
+	run->cconns = kcalloc(run->p.conns, sizeof(*run->cconns), GFP_KERNEL);
+	run->sconns = kcalloc(run->p.conns, sizeof(*run->sconns), GFP_KERNEL);
+	if (!run->cconns || !run->sconns)
+		return -ENOMEM;
+	for (i = 0; i < run->p.conns; i++) {
+		run->cconns[i].run = run;
+		run->cconns[i].idx = i;
+		spin_lock_init(&run->cconns[i].lock);
+		init_completion(&run->cconns[i].cm_done);
+		run->sconns[i].run = run;
+		run->sconns[i].idx = i;
+		spin_lock_init(&run->sconns[i].lock);
+		INIT_LIST_HEAD(&run->sconns[i].backlog);
+	}
+	return 0;
+}
+
+static int od_alloc_pd(struct od_run *run, struct od_side *side)
+{
+	side->pd = ib_alloc_pd(run->dev, 0);
+	if (IS_ERR(side->pd)) {
+		int ret = PTR_ERR(side->pd);
+
+		side->pd = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/* Buffers of every connection, then the CQs sized for all of them. */
+static int od_run_build(struct od_run *run)
+{
+	struct ib_qp_cap cap;
+	int i, ret, ccqe = 16, scqe = 16;
+
+	ret = od_alloc_pd(run, &run->cli);
+	if (!ret)
+		ret = od_alloc_pd(run, &run->srv);
+	for (i = 0; !ret && i < run->p.conns; i++) {
+		ret = od_cconn_setup(&run->cconns[i]);
+		if (!ret)
+			ret = od_sconn_setup(&run->sconns[i]);
+		if (ret)
+			break;
+		od_cconn_qp_caps(&run->cconns[i], &cap);
+		ccqe += cap.max_send_wr + cap.max_recv_wr;
+		od_sconn_qp_caps(&run->sconns[i], &cap);
+		scqe += cap.max_send_wr + cap.max_recv_wr;
+	}
+	if (!ret)
+		ret = od_cq_create(run, &run->cli.cq, ccqe);
+	if (!ret)
+		ret = od_cq_create(run, &run->srv.cq, scqe);
+	return ret;
+}
+
+static void od_run_reset(struct od_run *run, const struct od_params *p)
+{
+	run->p = *p;
+	run->gen++;
+	run->runs++;
+	atomic_set(&run->ending, 0);
+	run->stopping = false;
+	atomic64_set(&run->issued, 0);
+	atomic64_set(&run->completed, 0);
+	memset(&run->cli, 0, sizeof(run->cli));
+	memset(&run->srv, 0, sizeof(run->srv));
+	memset(&run->res, 0, sizeof(run->res));
+	run->progress = 0;
+	run->progress_t = jiffies;
+	run->peer_disconnected = false;
+	run->t_start = ktime_get_ns();
+	run->t_end = 0;
+	run->active = true;
+	WRITE_ONCE(run->state, OD_RUNNING);
+}
+
+/**
+ * od_run_start - start a run
+ * @p: its parameters, checked
+ *
+ * Context: process context, od_mutex held, no run active.
+ * Return: 0, or -errno with the run torn down and marked aborted.
+ */
+int od_run_start(const struct od_params *p)
+{
+	struct od_run *run = &od_run;
+	int i, ret;
+
+	lockdep_assert_held(&od_mutex);
+	od_run_reset(run, p);
+	ret = od_listen(run);
+	if (!ret)
+		ret = od_run_alloc(run);
+	if (!ret)
+		ret = od_run_build(run);
+	if (!ret)
+		ret = od_listen_start(run);
+	if (!ret)
+		ret = od_connect_all(run);
+	if (ret) {
+		od_teardown(run, OD_ABORTED);
+		return ret;
+	}
+	run->t_start = ktime_get_ns();
+	run->progress_t = jiffies;
+	queue_delayed_work(od_wq, &run->monitor, msecs_to_jiffies(OD_TICK_MS));
+	for (i = 0; i < run->p.conns; i++)
+		od_cconn_kick(&run->cconns[i]);
+	return 0;
+}
+
+/**
+ * od_run_stop - stop the active run: quiesce, tear down
+ *
+ * Context: process context, od_mutex held.
+ * Return: 0, or -EINVAL if no run is active.
+ */
+int od_run_stop(void)
+{
+	struct od_run *run = &od_run;
+	int how;
+
+	lockdep_assert_held(&od_mutex);
+	if (!run->active)
+		return -EINVAL;
+	atomic_cmpxchg(&run->ending, 0, OD_STOPPED);
+	how = atomic_read(&run->ending);
+	if (how != OD_ABORTED)
+		od_quiesce(run);
+	od_teardown(run, how);
+	return 0;
+}
+
+/**
+ * od_run_init - set up the run's work items
+ */
+void od_run_init(void)
+{
+	INIT_DELAYED_WORK(&od_run.monitor, od_monitor);
+	INIT_WORK(&od_run.end_work, od_end_work);
+}
+
+/**
+ * od_run_exit - stop a run still active (module unload)
+ */
+void od_run_exit(void)
+{
+	mutex_lock(&od_mutex);
+	if (od_run.active)
+		od_run_stop();
+	mutex_unlock(&od_mutex);
+	cancel_work_sync(&od_run.end_work);
+}

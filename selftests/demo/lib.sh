@@ -1,0 +1,84 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# lib.sh - helpers of the demo tests (source it after ksft.sh). Not a test itself.
+#
+#   demo_load               load ib_ocq and ocq_demo (rdma_cm is loaded at boot)
+#   demo_unload             unload ocq_demo
+#   demo_get KEY            the value of KEY in the control file
+#   demo_cmd CMD...         write one command; returns the write's status
+#   demo_wait_end SECONDS   wait until the run is no longer running; prints the state
+#   demo_run ARGS...        start a run with ARGS and wait for its end (120 s at most);
+#                           with calls= and no duration_ms=, duration_ms=0 is added
+#   demo_check_clean        the run's verification counters are all 0
+#   demo_rate               calls per second of the last run
+
+CTL=/sys/kernel/debug/ocq_demo/control
+
+demo_load() {
+	grep -q '^rdma_cm ' /proc/modules || ksft_skip "rdma_cm is not loaded"
+	grep -q '^ib_ocq ' /proc/modules || insmod /ko/ib_ocq.ko || return 1
+	grep -q '^ocq_demo ' /proc/modules || insmod /ko/ocq_demo.ko || return 1
+	[ -e "$CTL" ] || { echo "no $CTL"; return 1; }
+}
+
+demo_unload() {
+	grep -q '^ocq_demo ' /proc/modules || return 0
+	rmmod ocq_demo
+}
+
+demo_get() {
+	sed -n "s/^$1=//p" "$CTL"
+}
+
+demo_cmd() {
+	echo "$*" > "$CTL"
+}
+
+demo_wait_end() {
+	local i=0 max=$(($1 * 5)) s
+
+	while [ $i -lt $max ]; do
+		s=$(demo_get state)
+		[ "$s" != running ] && { echo "$s"; return 0; }
+		sleep 0.2
+		i=$((i + 1))
+	done
+	echo timeout
+	return 1
+}
+
+demo_run() {
+	local s d=""
+
+	# a run given a call count ends at that count, however slow the guest
+	case " $* " in
+	*" calls="*" duration_ms="*|*" duration_ms="*) ;;
+	*" calls="*) d=duration_ms=0 ;;
+	esac
+	demo_cmd start "$@" $d || { echo "start $* refused: $(demo_get error)"; return 1; }
+	s=$(demo_wait_end 120)
+	[ "$s" = done ] || { echo "start $*: state $s"; return 1; }
+}
+
+demo_check_clean() {
+	local k v
+
+	for k in errors reorders lost duplicated; do
+		v=$(demo_get $k)
+		[ "$v" = 0 ] || { echo "$k=$v"; return 1; }
+	done
+}
+
+demo_rate() {
+	local c ms
+
+	c=$(demo_get calls)
+	ms=$(demo_get elapsed_ms)
+	[ "$ms" -gt 0 ] || ms=1
+	echo $((c * 1000 / ms))
+}
+
+# the number of live ordered CQs
+demo_ocq_live() {
+	cat /sys/kernel/debug/ib_ocq/live 2>/dev/null || echo 0
+}
