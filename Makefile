@@ -17,6 +17,9 @@ KDIR ?=
 TESTS ?=
 # Extra options of ocq-demo run (make demo), e.g. ARGS="--path naive --duration 5".
 ARGS ?=
+# make bench: repeats of every scenario and path; QUICK=1: one short repeat (CI)
+REPEATS ?= 5
+QUICK ?=
 SMP ?= 2
 W ?= 1
 # make check runs the host tests first (model checker, send-accounting and front-end
@@ -36,7 +39,7 @@ VM := tools/testing/vm
 SHELL := /bin/bash
 
 .PHONY: all kernel check check-runner demo lint clean help sim sim-deep host-tests \
-	install uninstall install-files uninstall-files dkms-check htmldocs
+	install uninstall install-files uninstall-files dkms-check htmldocs bench
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo
 
@@ -61,6 +64,10 @@ check-runner:
 
 demo:
 	@W='$(W)' SMP='$(SMP)' ARGS='$(ARGS)' $(VM)/demo.sh '$(KERNEL)'
+
+bench:
+	@W='$(W)' SMP='$(SMP)' REPEATS='$(REPEATS)' QUICK='$(QUICK)' \
+		tools/testing/bench/bench.sh '$(KERNEL)'
 
 # tools/lint/lint.sh gets the kernel's variables in its environment: KVER, ROOT, KH,
 # KCOMMON_MAKEFILE, KMAKE_EXTRA, VMLINUX, KCONFIG (see tools/testing/vm/kernel.sh).
@@ -87,7 +94,7 @@ else # KDIR given: a standard Kbuild build against that tree
 all:
 	$(MAKE) -C '$(KDIR)' M='$(CURDIR)' W='$(W)' modules
 
-kernel check check-runner demo dkms-check:
+kernel check check-runner demo bench dkms-check:
 	@echo "make $@: not possible with KDIR= (it boots a Debian kernel in a VM);" \
 		"run without KDIR, e.g. make $@ KERNEL=linux-image-amd64" >&2; exit 2
 
@@ -96,14 +103,20 @@ lint:
 		KVER="$$($(MAKE) -s -C '$(KDIR)' kernelrelease 2>/dev/null)" \
 		KCONFIG='$(KDIR)/.config' tools/lint/lint.sh
 
+# The release modules built against KDIR are for: UTS_RELEASE, which is what their
+# vermagic says (Debian's headers' kernel.release and kernelrelease give the upstream
+# version instead).
+KDIR_KVER = $$(sed -n 's/^\#define UTS_RELEASE "\(.*\)"/\1/p' \
+	'$(KDIR)/include/generated/utsrelease.h' 2>/dev/null)
+
 install: all
 	@$(MAKE) --no-print-directory -C tools/ocq-demo >/dev/null
-	@kver=$$($(MAKE) -s -C '$(KDIR)' kernelrelease) && [ -n "$$kver" ] && \
+	@kver=$(KDIR_KVER) && [ -n "$$kver" ] && \
 		$(MAKE) --no-print-directory install-files KVER="$$kver" KO_DIR=. \
 		SYMVERS=Module.symvers
 
 uninstall:
-	@kver=$$($(MAKE) -s -C '$(KDIR)' kernelrelease) && [ -n "$$kver" ] && \
+	@kver=$(KDIR_KVER) && [ -n "$$kver" ] && \
 		$(MAKE) --no-print-directory uninstall-files KVER="$$kver"
 
 endif
@@ -171,7 +184,7 @@ htmldocs:
 		ensure_kernel_scripts
 	@mkdir -p build; rm -rf build/htmldocs
 	@set -o pipefail; KERNEL_SPHINX_SRC='$(CURDIR)/.cache/lint/linux-source-6.1' \
-		sphinx-build -W --keep-going -q -b html -d build/.doctrees Documentation \
+		sphinx-build -W --keep-going -q -b html -d build/htmldocs/.doctrees Documentation \
 		build/htmldocs 2>&1 | tee build/htmldocs.log; rc=$$?; \
 		if [ $$rc -ne 0 ] || grep -qi 'warning' build/htmldocs.log; then \
 			echo 'htmldocs: warnings (build/htmldocs.log)' >&2; exit 1; fi
@@ -212,6 +225,8 @@ help:
 	@echo '              runs them first unless TESTS= is given (SIM=1 forces, SIM=0 skips)'
 	@echo 'demo          build, boot KERNEL= in QEMU, run the ocq_demo ULP with ocq-demo (ARGS= adds'
 	@echo '              ocq-demo run options); results in build/demo/results.json'
+	@echo 'bench         boot KERNEL= in QEMU, run every scenario on every CQ path (REPEATS=, QUICK=1);'
+	@echo '              table, build/bench/results.json and plot.svg (Documentation/performance.rst)'
 	@echo 'lint          run tools/lint/lint.sh with the kernel variables (KVER, KH, ...) exported'
 	@echo 'install       install the modules in /lib/modules/<kver>/updates/ (depmod), the headers,'
 	@echo '              Module.symvers and ocq-demo under PREFIX=$(PREFIX); DESTDIR=, INSTALL_MOD_PATH='
