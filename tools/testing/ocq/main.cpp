@@ -26,7 +26,11 @@ namespace {
 const char version[] = "ocq_sim 1.0";
 
 // exit codes
-enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
+enum {
+	EXIT_PASS = 0,
+	EXIT_FAIL = 1,
+	EXIT_USAGE = 2
+};
 
 // Engine bugs the checker found that are not fixed yet.  An execution whose
 // every failure matches one of them is counted and shown once, with its
@@ -35,8 +39,8 @@ enum { EXIT_PASS = 0, EXIT_FAIL = 1, EXIT_USAGE = 2 };
 // the engine is fixed (the summary says when one is no longer seen).
 struct KnownBug {
 	const char *id;
-	const char *mode;	// prefix of the mode, "" for any
-	const char *failure;	// prefix of the failure message
+	const char *mode; // prefix of the mode, "" for any
+	const char *failure; // prefix of the failure message
 	const char *what;
 };
 
@@ -47,21 +51,20 @@ const std::vector<KnownBug> known_bugs = {};
 const KnownBug *known_bug(const CaseSpec &spec, const std::string &failure)
 {
 	for (const KnownBug &k : known_bugs)
-		if (spec.mode.rfind(k.mode, 0) == 0 &&
-		    failure.rfind(k.failure, 0) == 0)
+		if (spec.mode.rfind(k.mode, 0) == 0 && failure.rfind(k.failure, 0) == 0)
 			return &k;
 	return nullptr;
 }
 
 struct Options {
 	unsigned bound = 3;
-	double time_cap = 5.0;		// seconds per case
-	long max_schedules = 1000000;	// executions per case
-	size_t step_cap = 5000;		// decisions per execution
-	std::string only;		// run the cases whose name contains it
+	double time_cap = 5.0; // seconds per case
+	long max_schedules = 1000000; // executions per case
+	size_t step_cap = 5000; // decisions per execution
+	std::string only; // run the cases whose name contains it
 	std::string replay;
 	bool list = false;
-	bool no_known = false;		// known engine bugs fail the case
+	bool no_known = false; // known engine bugs fail the case
 };
 
 // A known engine bug met by a case: how often, and the first schedule.
@@ -85,8 +88,7 @@ struct Result {
 };
 
 // If every failure of @o is a known engine bug, count it and return true.
-bool known_only(const CaseSpec &spec, const Outcome &o,
-		const std::string &schedule, Result *r)
+bool known_only(const CaseSpec &spec, const Outcome &o, const std::string &schedule, Result *r)
 {
 	std::vector<const KnownBug *> bugs;
 
@@ -123,8 +125,8 @@ CaseSpec make_case(const std::string &mode, const std::string &provider,
 	return c;
 }
 
-CaseSpec bug_case(const char *name, int bug, const char *mode,
-		  const char *provider, enum sim_policy policy)
+CaseSpec bug_case(const char *name, int bug, const char *mode, const char *provider,
+		  enum sim_policy policy)
 {
 	CaseSpec c = make_case(mode, provider, std::string("bug/") + name);
 
@@ -159,15 +161,13 @@ std::vector<CaseSpec> all_cases()
 	c.policy = SIM_ARM_REPORT_MISSED;
 	v.push_back(c);
 	// the seeded bugs: each must be caught
-	v.push_back(bug_case("poll_then_arm", OCQ_SIM_BUG_poll_then_arm,
-			     "strict", "iba-weak", SIM_ARM_REPORT_MISSED));
-	v.push_back(bug_case("positive_is_armed",
-			     OCQ_SIM_BUG_positive_is_armed, "strict",
+	v.push_back(bug_case("poll_then_arm", OCQ_SIM_BUG_poll_then_arm, "strict", "iba-weak",
+			     SIM_ARM_REPORT_MISSED));
+	v.push_back(bug_case("positive_is_armed", OCQ_SIM_BUG_positive_is_armed, "strict",
 			     "iba-weak", SIM_ARM_AUTO));
-	v.push_back(bug_case("unserialized", OCQ_SIM_BUG_unserialized,
-			     "strict", "concurrent", SIM_ARM_AUTO));
-	v.push_back(bug_case("teardown_no_disable",
-			     OCQ_SIM_BUG_teardown_no_disable, "teardown",
+	v.push_back(bug_case("unserialized", OCQ_SIM_BUG_unserialized, "strict", "concurrent",
+			     SIM_ARM_AUTO));
+	v.push_back(bug_case("teardown_no_disable", OCQ_SIM_BUG_teardown_no_disable, "teardown",
 			     "iba-weak", SIM_ARM_AUTO));
 	// negative controls: wrong setups the checker must reject
 	c = make_case("strict", "lossy", "control/lossy-without-watchdog");
@@ -179,16 +179,14 @@ std::vector<CaseSpec> all_cases()
 	c.expect_failure = true;
 	v.push_back(c);
 	// the cost of seed 004's cure, and the engine on the same load
-	v.push_back(make_case("bench-pattern1", "iba-weak",
-			      "bench/pattern1-serialized"));
+	v.push_back(make_case("bench-pattern1", "iba-weak", "bench/pattern1-serialized"));
 	v.push_back(make_case("bench-engine", "iba-weak", "bench/engine-strict"));
 	return v;
 }
 
 double since(std::chrono::steady_clock::time_point t0)
 {
-	return std::chrono::duration<double>(std::chrono::steady_clock::now() -
-					     t0).count();
+	return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 Result explore(const CaseSpec &spec, const Options &opt)
@@ -214,18 +212,16 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.yields += o.yields;
 			r.rescues += o.rescues;
 			if (!o.failures.empty()) {
-				std::string sched = spec.name + "@" +
-					encode_schedule(w.decisions());
+				std::string sched =
+					spec.name + "@" + encode_schedule(w.decisions());
 
-				if (opt.no_known ||
-				    !known_only(spec, o, sched, &r)) {
+				if (opt.no_known || !known_only(spec, o, sched, &r)) {
 					r.failure = o.failures[0];
 					r.schedule = sched;
 					break;
 				}
 			}
-			if (since(t0) > opt.time_cap ||
-			    r.schedules >= opt.max_schedules)
+			if (since(t0) > opt.time_cap || r.schedules >= opt.max_schedules)
 				break;
 		} while (ex.next());
 		if (!r.failure.empty() || since(t0) > opt.time_cap ||
@@ -268,29 +264,28 @@ bool report(const CaseSpec &spec, const Result &r)
 		if (!r.failure.empty()) {
 			std::printf("%-32s caught  schedules=%ld time=%.1fs "
 				    "schedule=%s\n    %s\n",
-				    spec.name.c_str(), r.schedules, r.secs,
-				    r.schedule.c_str(), r.failure.c_str());
+				    spec.name.c_str(), r.schedules, r.secs, r.schedule.c_str(),
+				    r.failure.c_str());
 			return true;
 		}
-		std::printf("%-32s MISSED  schedules=%ld time=%.1fs%s\n",
-			    spec.name.c_str(), r.schedules, r.secs, cap);
+		std::printf("%-32s MISSED  schedules=%ld time=%.1fs%s\n", spec.name.c_str(),
+			    r.schedules, r.secs, cap);
 		return false;
 	}
 	if (!r.failure.empty()) {
-		std::printf("%-32s FAIL  schedules=%ld time=%.1fs%s%s\n    %s\n",
-			    spec.name.c_str(), r.schedules, r.secs,
-			    r.schedule.empty() ? "" : " schedule=",
-			    r.schedule.c_str(), r.failure.c_str());
+		std::printf("%-32s FAIL  schedules=%ld time=%.1fs%s%s\n    %s\n", spec.name.c_str(),
+			    r.schedules, r.secs,
+			    r.schedule.empty() ? "" : " schedule=", r.schedule.c_str(),
+			    r.failure.c_str());
 		return false;
 	}
-	std::printf("%-32s ok  schedules=%ld terminal=%zu time=%.1fs%s",
-		    spec.name.c_str(), r.schedules, r.terminals, r.secs, cap);
+	std::printf("%-32s ok  schedules=%ld terminal=%zu time=%.1fs%s", spec.name.c_str(),
+		    r.schedules, r.terminals, r.secs, cap);
 	if (spec.mode == "bench-pattern1")
 		std::printf("  handler-found-cq-empty=%s",
 			    percent(r.empty_handlers, r.handler_calls).c_str());
 	else if (spec.mode == "bench-engine")
-		std::printf("  empty-runs=%s",
-			    percent(r.empty_runs, r.runs).c_str());
+		std::printf("  empty-runs=%s", percent(r.empty_runs, r.runs).c_str());
 	else if (spec.mode.rfind("stall-", 0) == 0)
 		std::printf("  stalls=%ld", r.stalls);
 	else if (spec.provider == "lossy")
@@ -298,8 +293,8 @@ bool report(const CaseSpec &spec, const Result &r)
 	std::printf("\n");
 	for (const KnownHit &h : r.known)
 		std::printf("    known engine bug %s: %ld schedule(s), first "
-			    "schedule=%s\n      %s\n", h.bug->id, h.schedules,
-			    h.schedule.c_str(), h.failure.c_str());
+			    "schedule=%s\n      %s\n",
+			    h.bug->id, h.schedules, h.schedule.c_str(), h.failure.c_str());
 	return true;
 }
 
@@ -308,18 +303,15 @@ int replay(const std::string &arg, const Options &opt)
 	size_t at = arg.find('@');
 	std::map<size_t, int> forced;
 
-	if (at == std::string::npos ||
-	    !decode_schedule(arg.substr(at + 1), &forced)) {
-		std::fprintf(stderr, "ocq_sim: bad schedule string '%s'\n",
-			     arg.c_str());
+	if (at == std::string::npos || !decode_schedule(arg.substr(at + 1), &forced)) {
+		std::fprintf(stderr, "ocq_sim: bad schedule string '%s'\n", arg.c_str());
 		return EXIT_USAGE;
 	}
 	for (const CaseSpec &spec : all_cases()) {
 		if (spec.name != arg.substr(0, at))
 			continue;
 		Replayer rp(forced);
-		std::printf("replay %s\n  decision  context    step = value\n",
-			    spec.name.c_str());
+		std::printf("replay %s\n  decision  context    step = value\n", spec.name.c_str());
 		World w(spec, rp, opt.step_cap, true);
 		Outcome o = w.run();
 
@@ -333,32 +325,29 @@ int replay(const std::string &arg, const Options &opt)
 
 			std::printf("FAIL: %s\n", f.c_str());
 			if (k)
-				std::printf("  known engine bug %s: %s\n",
-					    k->id, k->what);
+				std::printf("  known engine bug %s: %s\n", k->id, k->what);
 		}
 		return EXIT_FAIL;
 	}
-	std::fprintf(stderr, "ocq_sim: no case '%s'\n",
-		     arg.substr(0, at).c_str());
+	std::fprintf(stderr, "ocq_sim: no case '%s'\n", arg.substr(0, at).c_str());
 	return EXIT_USAGE;
 }
 
 void usage(FILE *f)
 {
-	std::fprintf(f,
-		"usage: ocq_sim [options]\n"
-		"  --bound N          preemption bound (default 3)\n"
-		"  --time-cap SECS    time cap per case (default 5)\n"
-		"  --max-schedules N  executions per case (default 1000000)\n"
-		"  --step-cap N       decisions per execution (default 5000)\n"
-		"  --case TEXT        only the cases whose name contains TEXT\n"
-		"  --list             list the cases\n"
-		"  --no-known         known engine bugs fail their cases\n"
-		"  --replay STRING    re-run one schedule (as printed after\n"
-		"                     schedule=) with a trace of every step\n"
-		"  --help, --version\n"
-		"exit status: 0 all cases passed, 1 a case failed (or the\n"
-		"replayed schedule breaks a property), 2 usage error\n");
+	std::fprintf(f, "usage: ocq_sim [options]\n"
+			"  --bound N          preemption bound (default 3)\n"
+			"  --time-cap SECS    time cap per case (default 5)\n"
+			"  --max-schedules N  executions per case (default 1000000)\n"
+			"  --step-cap N       decisions per execution (default 5000)\n"
+			"  --case TEXT        only the cases whose name contains TEXT\n"
+			"  --list             list the cases\n"
+			"  --no-known         known engine bugs fail their cases\n"
+			"  --replay STRING    re-run one schedule (as printed after\n"
+			"                     schedule=) with a trace of every step\n"
+			"  --help, --version\n"
+			"exit status: 0 all cases passed, 1 a case failed (or the\n"
+			"replayed schedule breaks a property), 2 usage error\n");
 }
 
 // A non-negative number, or false.
@@ -394,8 +383,7 @@ bool parse(int argc, char **argv, Options *opt, int *exit_now)
 			opt->bound = (unsigned)v;
 		} else if (a == "--time-cap" && has && number(argv[++i], &v)) {
 			opt->time_cap = v;
-		} else if (a == "--max-schedules" && has &&
-			   number(argv[++i], &v)) {
+		} else if (a == "--max-schedules" && has && number(argv[++i], &v)) {
 			opt->max_schedules = (long)v;
 		} else if (a == "--step-cap" && has && number(argv[++i], &v)) {
 			opt->step_cap = (size_t)v;
@@ -426,8 +414,7 @@ int main(int argc, char **argv)
 	if (!opt.replay.empty())
 		return replay(opt.replay, opt);
 	for (const CaseSpec &spec : all_cases()) {
-		if (!opt.only.empty() &&
-		    spec.name.find(opt.only) == std::string::npos)
+		if (!opt.only.empty() && spec.name.find(opt.only) == std::string::npos)
 			continue;
 		if (opt.list) {
 			std::printf("%s\n", spec.name.c_str());
@@ -446,8 +433,8 @@ int main(int argc, char **argv)
 		return EXIT_PASS;
 	for (const KnownBug &k : known_bugs)
 		if (known_seen.count(k.id))
-			std::printf("known engine bug %s, in %d case(s): %s\n",
-				    k.id, known_seen[k.id], k.what);
+			std::printf("known engine bug %s, in %d case(s): %s\n", k.id,
+				    known_seen[k.id], k.what);
 	if (opt.only.empty() && opt.bound >= 3)
 		for (const KnownBug &k : known_bugs)
 			if (!known_seen.count(k.id))

@@ -49,9 +49,8 @@ int Provider::notify(int flags)
 {
 	int ret;
 
-	step((flags & IB_CQ_REPORT_MISSED_EVENTS) ?
-		     "ib_req_notify_cq(NEXT_COMP|REPORT_MISSED)" :
-		     "ib_req_notify_cq(NEXT_COMP)");
+	step((flags & IB_CQ_REPORT_MISSED_EVENTS) ? "ib_req_notify_cq(NEXT_COMP|REPORT_MISSED)" :
+						    "ib_req_notify_cq(NEXT_COMP)");
 	notifies_++;
 	ret = arm(flags);
 	trace_value(ret);
@@ -63,8 +62,8 @@ void Provider::destroy()
 	Scheduler *s = Scheduler::current();
 
 	if (s)
-		s->wait("ib_destroy_cq", [this] { return in_flight_ == 0; },
-			false);
+		s->wait(
+			"ib_destroy_cq", [this] { return in_flight_ == 0; }, false);
 	destroyed_ = true;
 	armed_ = false;
 }
@@ -170,10 +169,7 @@ public:
 class Lossy : public IbaWeak {
 public:
 	const char *name() const override { return "lossy"; }
-	enum rdma_driver_id driver() const override
-	{
-		return RDMA_DRIVER_UNKNOWN;
-	}
+	enum rdma_driver_id driver() const override { return RDMA_DRIVER_UNKNOWN; }
 
 protected:
 	void raise() override
@@ -204,8 +200,8 @@ protected:
 } // namespace
 
 const char *const provider_names[] = {
-	"iba-weak", "strong", "cb-return-1", "spurious",
-	"concurrent", "lossy", "perpetual-positive", nullptr,
+	"iba-weak",   "strong", "cb-return-1",	      "spurious",
+	"concurrent", "lossy",	"perpetual-positive", nullptr,
 };
 
 std::unique_ptr<Provider> make_provider(const std::string &name)

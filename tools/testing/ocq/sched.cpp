@@ -24,7 +24,7 @@ int default_choice(const Decision &d)
 }
 
 Scheduler::Scheduler(Chooser &chooser, size_t step_cap, bool trace)
-	: chooser_(chooser), step_cap_(step_cap), trace_(trace)
+    : chooser_(chooser), step_cap_(step_cap), trace_(trace)
 {
 }
 
@@ -43,8 +43,7 @@ int Scheduler::self() const
 	return tls_ctx;
 }
 
-int Scheduler::add(const std::string &name, std::function<void()> body,
-		   Pred start_when, bool idle)
+int Scheduler::add(const std::string &name, std::function<void()> body, Pred start_when, bool idle)
 {
 	auto c = std::make_unique<Ctx>();
 
@@ -78,8 +77,7 @@ void Scheduler::body(int id)
 		std::lock_guard<std::mutex> lk(mu_);
 
 		flush_trace();
-		std::printf("%6zu  %-10s start\n", decisions_.size() - 1,
-			    c.name.c_str());
+		std::printf("%6zu  %-10s start\n", decisions_.size() - 1, c.name.c_str());
 	}
 	try {
 		c.body();
@@ -125,7 +123,7 @@ void Scheduler::reschedule(int me, std::unique_lock<std::mutex> &lk)
 	for (size_t i = 0; i < ctxs_.size(); i++)
 		if (enabled(*ctxs_[i]))
 			d.enabled |= 1u << i;
-	if (!d.enabled)	/* a yield is fair, not a block */
+	if (!d.enabled) /* a yield is fair, not a block */
 		for (size_t i = 0; i < ctxs_.size(); i++)
 			if (ctxs_[i]->state == State::Yielding)
 				d.enabled |= 1u << i;
@@ -151,9 +149,7 @@ void Scheduler::reschedule(int me, std::unique_lock<std::mutex> &lk)
 	}
 	if (me < 0 || ctxs_[me]->state == State::Done)
 		return;
-	ctxs_[me]->cv.wait(lk, [&] {
-		return (running_ == me && !ended_) || aborting_;
-	});
+	ctxs_[me]->cv.wait(lk, [&] { return (running_ == me && !ended_) || aborting_; });
 	if (aborting_)
 		throw Abort();
 }
@@ -271,8 +267,8 @@ void Scheduler::trace_resumed(const Ctx &c, const char *suffix)
 
 	if (!trace_)
 		return;
-	std::snprintf(buf, sizeof(buf), "%6zu  %-10s %s%s",
-		      decisions_.size() - 1, c.name.c_str(), c.what, suffix);
+	std::snprintf(buf, sizeof(buf), "%6zu  %-10s %s%s", decisions_.size() - 1, c.name.c_str(),
+		      c.what, suffix);
 	pending_ = buf;
 }
 
@@ -284,8 +280,7 @@ void Scheduler::wait(const char *what, Pred pred, bool idle)
 
 	flush_trace();
 	if (trace_ && !pred())
-		std::printf("%6zu  %-10s %s (blocks)\n", decisions_.size(),
-			    c.name.c_str(), what);
+		std::printf("%6zu  %-10s %s (blocks)\n", decisions_.size(), c.name.c_str(), what);
 	c.what = what;
 	c.pred = std::move(pred);
 	c.state = idle ? State::Idle : State::Blocked;
@@ -304,7 +299,7 @@ void Scheduler::spin(const char *what)
 	flush_trace();
 	c.what = what;
 	c.state = State::Spinning;
-	c.spin_mark = steps_ + 1;	// reschedule() counts this step
+	c.spin_mark = steps_ + 1; // reschedule() counts this step
 	reschedule(me, lk);
 	c.state = State::Runnable;
 	trace_resumed(c, "");
@@ -338,8 +333,7 @@ void Scheduler::note(const std::string &text)
 	if (!trace_)
 		return;
 	flush_trace();
-	std::printf("        %-10s   %s\n",
-		    tls_ctx >= 0 ? ctxs_[tls_ctx]->name.c_str() : "-",
+	std::printf("        %-10s   %s\n", tls_ctx >= 0 ? ctxs_[tls_ctx]->name.c_str() : "-",
 		    text.c_str());
 }
 
@@ -350,8 +344,8 @@ std::vector<int> Scheduler::stuck() const
 	for (size_t i = 0; i < ctxs_.size(); i++) {
 		State s = ctxs_[i]->state;
 
-		if (s == State::Blocked || s == State::Spinning ||
-		    s == State::Yielding || s == State::Runnable)
+		if (s == State::Blocked || s == State::Spinning || s == State::Yielding ||
+		    s == State::Runnable)
 			v.push_back((int)i);
 	}
 	return v;

@@ -66,19 +66,19 @@ int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 // (OCQ_RING_MIN + 2) so that the CQ run must wait for room.
 const ModeInfo modes[] = {
 	/* name            engine        n  2fl budget pp ulp td p1 */
-	{"strict",         SIM_STRICT,   3, 0, 2, 0, 0, 0, 0},
-	{"flow",           SIM_FLOW,     3, 1, 2, 0, 0, 0, 0},
-	{"parallel",       SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0},
-	{"pause",          SIM_STRICT,   2, 0, 0, 0, 1, 0, 0},
-	{"postpone",       SIM_STRICT,   2, 0, 0, 1, 2, 0, 0},
-	{"teardown",       SIM_STRICT,   2, 0, 0, 0, 0, 1, 0},
-	{"pause-in-done",  SIM_STRICT,   2, 0, 0, 0, 3, 0, 0},
-	{"teardown-flow",  SIM_FLOW,     2, 1, 0, 0, 0, 1, 0},
+	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0},
+	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0},
+	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0},
+	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0},
+	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0},
+	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0},
+	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0},
+	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0},
 	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0},
-	{"stall-flow",     SIM_FLOW,    66, 0, 0, 0, 0, 0, 0},
+	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0},
 	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0},
-	{"bench-pattern1", SIM_STRICT,   3, 0, 0, 0, 0, 0, 1},
-	{"bench-engine",   SIM_STRICT,   3, 0, 0, 0, 0, 0, 0},
+	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1},
+	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0},
 };
 
 } // namespace
@@ -105,11 +105,9 @@ long live_allocations()
 	return g_allocs;
 }
 
-World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap,
-	     bool trace)
-	: spec_(spec), mi_(*mode_info(spec.mode)),
-	  sched_(chooser, step_cap, trace),
-	  prov_(make_provider(spec.provider))
+World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace)
+    : spec_(spec), mi_(*mode_info(spec.mode)), sched_(chooser, step_cap, trace),
+      prov_(make_provider(spec.provider))
 {
 	dev_.prov = prov_.get();
 	dev_.dev.ops.driver_id = prov_->driver();
@@ -119,8 +117,8 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap,
 	cq_.comp_handler = comp_handler;
 	cq_.cq_context = this;
 	cq_.cqe = 4;
-	qps_[0].qp_num = 1;	// hash_32() sends QP 1 and QP 2 to
-	qps_[1].qp_num = 2;	// different domains of two
+	qps_[0].qp_num = 1; // hash_32() sends QP 1 and QP 2 to
+	qps_[1].qp_num = 2; // different domains of two
 	pushes_ = mi_.pushes;
 	done_count_.assign(pushes_, 0);
 	processed_.assign(pushes_, 0);
@@ -137,7 +135,7 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap,
 	g_allocs = 0;
 	ocq_sim_bug = spec_.bug;
 	if (mi_.pattern1)
-		prov_->notify(IB_CQ_NEXT_COMP);	/* seed 004: initialization */
+		prov_->notify(IB_CQ_NEXT_COMP); /* seed 004: initialization */
 	else
 		setup_engine();
 	add_contexts();
@@ -174,14 +172,15 @@ void World::setup_engine()
 
 void World::add_contexts()
 {
-	bool two_cpus = spec_.provider == "concurrent" ||
-			spec_.mode.rfind("bench-", 0) == 0;
+	bool two_cpus = spec_.provider == "concurrent" || spec_.mode.rfind("bench-", 0) == 0;
 	auto event = [this] { return prov_->event_ready(); };
 
 	sched_.add("producer", [this] { producer(); });
-	sched_.add("cb-cpu0", [this] { callback_cpu(); }, event);
+	sched_.add(
+		"cb-cpu0", [this] { callback_cpu(); }, event);
 	if (two_cpus)
-		sched_.add("cb-cpu1", [this] { callback_cpu(); }, event);
+		sched_.add(
+			"cb-cpu1", [this] { callback_cpu(); }, event);
 	if (spec_.provider == "spurious")
 		sched_.add("spurious", [this] { spurious(2); });
 	if (mi_.teardown)
@@ -194,17 +193,20 @@ void World::add_contexts()
 			[this, unit] { return work_ready(*unit); });
 	}
 	if (mi_.ulp == 3)
-		sched_.add("ulp", [this] { pauser(); },
-			   [this] { return paused_in_done_; }, false);
+		sched_.add(
+			"ulp", [this] { pauser(); }, [this] { return paused_in_done_; }, false);
 	else if (mi_.ulp == 1 || mi_.ulp == 2)
 		sched_.add("ulp", [this] { pauser(); });
 	if (watchdog_ctx_)
 		sched_.add("watchdog", [this] { watchdog(); });
 	if (mi_.teardown)
-		sched_.add("teardown", [this] { teardown(); }, [this] {
-			return (int)dispatched_.size() >= pushes_ &&
-			       (!watchdog_ctx_ || watchdog_done_);
-		}, false);
+		sched_.add(
+			"teardown", [this] { teardown(); },
+			[this] {
+				return (int)dispatched_.size() >= pushes_ &&
+				       (!watchdog_ctx_ || watchdog_done_);
+			},
+			false);
 }
 
 void World::step(const char *what)
@@ -248,8 +250,8 @@ void World::callback_cpu()
 		prov_->take_event();
 		cq_.comp_handler(&cq_, cq_.cq_context);
 		prov_->callback_done();
-		sched_.wait("wait for event",
-			    [this] { return prov_->event_ready(); }, true);
+		sched_.wait(
+			"wait for event", [this] { return prov_->event_ready(); }, true);
 	}
 }
 
@@ -300,8 +302,7 @@ void World::worker(unsigned int unit)
 		u.running = true;
 		u.runs++;
 		if (freed_)
-			fail(fmt("work of unit %ld ran after the engine was freed",
-				 unit));
+			fail(fmt("work of unit %ld ran after the engine was freed", unit));
 		else
 			sim_engine_run(engine_, unit);
 		u.running = false;
@@ -315,8 +316,8 @@ void World::worker(unsigned int unit)
 		 */
 		if (u.queued && perpetual_)
 			sched_.yield("requeued run yields");
-		sched_.wait("worker idle", [this, &u] { return work_ready(u); },
-			    true);
+		sched_.wait(
+			"worker idle", [this, &u] { return work_ready(u); }, true);
 	}
 }
 
@@ -327,14 +328,16 @@ void World::schedule(unsigned int unit)
 
 	if (freed_ || u.cancelled) {
 		fail(fmt("schedule() of unit %ld after teardown cancelled it: "
-			 "the run would touch freed memory", unit));
+			 "the run would touch freed memory",
+			 unit));
 		return;
 	}
 	if (u.cancelling)
 		return;
 	if (u.queued) {
 		fail(fmt("schedule() of unit %ld while a run of it is queued "
-			 "(more than once per run)", unit));
+			 "(more than once per run)",
+			 unit));
 		return;
 	}
 	/* from the unit's own run: it spent its budget and requeues itself */
@@ -356,7 +359,7 @@ void World::pauser()
 		sim_engine_resume(engine_);
 		sim_engine_resume(engine_);
 		break;
-	case 3:	/* started once done() paused */
+	case 3: /* started once done() paused */
 		sim_engine_resume(engine_);
 		break;
 	}
@@ -368,14 +371,14 @@ void World::watchdog()
 {
 	step("watchdog tick");
 	sim_engine_watchdog(engine_);
-	sched_.wait("wait for producer", [this] { return producer_done_; },
-		    false);
+	sched_.wait(
+		"wait for producer", [this] { return producer_done_; }, false);
 	for (int i = 0; i < 3; i++) {
 		step("watchdog tick");
 		sim_engine_watchdog(engine_);
-		sched_.wait("wait for CQ run", [this] {
-			return !units_[0].queued && !units_[0].running;
-		}, false);
+		sched_.wait(
+			"wait for CQ run",
+			[this] { return !units_[0].queued && !units_[0].running; }, false);
 	}
 	watchdog_done_ = true;
 }
@@ -383,7 +386,7 @@ void World::watchdog()
 // The host's teardown once the ULP has seen all its completions.
 void World::teardown()
 {
-	torn_ = true;	/* started once the ULP saw every completion */
+	torn_ = true; /* started once the ULP saw every completion */
 	sim_engine_disable(engine_);
 	for (unsigned int u = 0; u < units_.size(); u++)
 		cancel(u);
@@ -403,8 +406,8 @@ void World::cancel(unsigned int unit)
 	step("cancel_work_sync");
 	u.cancelling = true;
 	u.queued = false;
-	sched_.wait("cancel_work_sync: wait", [&u] { return !u.running; },
-		    false);
+	sched_.wait(
+		"cancel_work_sync: wait", [&u] { return !u.running; }, false);
 	u.cancelling = false;
 	u.cancelled = true;
 }
@@ -419,14 +422,14 @@ void World::done(struct ib_wc *wc)
 	step("done()");
 	if (in_done_[d]++)
 		fail(fmt("done() of seq %ld while another done() of its "
-			 "domain runs", c->seq));
+			 "domain runs",
+			 c->seq));
 	if (torn_)
 		fail(fmt("done() of seq %ld after teardown began", c->seq));
 	if (++done_count_[c->seq] > 1)
 		fail(fmt("seq %ld dispatched twice", c->seq));
 	if (c->seq <= last_[d])
-		fail(fmt("out of order: seq %ld after seq %ld", c->seq,
-			 last_[d]));
+		fail(fmt("out of order: seq %ld after seq %ld", c->seq, last_[d]));
 	if (mi_.engine == SIM_PARALLEL && processed_[c->seq] != 1)
 		fail(fmt("done() of seq %ld before its process()", c->seq));
 	last_[d] = c->seq;
@@ -437,7 +440,7 @@ void World::done(struct ib_wc *wc)
 		paused_in_done_ = true;
 	}
 	if (mi_.ulp == 4 && c->seq == 0)
-		sim_engine_resume(engine_);	/* "arm now" from done() */
+		sim_engine_resume(engine_); /* "arm now" from done() */
 	sched_.note(fmt("ulp: done(seq %ld)", c->seq));
 	step("done() returns");
 	in_done_[d]--;
@@ -459,7 +462,8 @@ void World::pattern1()
 	struct ib_wc wc;
 	bool any = false;
 
-	sched_.wait("spin_lock", [this] { return !locked_; }, false);
+	sched_.wait(
+		"spin_lock", [this] { return !locked_; }, false);
 	locked_ = true;
 	prov_->notify(IB_CQ_NEXT_COMP);
 	while (prov_->poll(1, &wc) > 0) {
@@ -525,23 +529,22 @@ void World::check_terminal(End end)
 		return;
 	}
 	for (int c : sched_.stuck())
-		fail("deadlock: " + sched_.name(c) + " blocked in " +
-		     sched_.stuck_what(c));
+		fail("deadlock: " + sched_.name(c) + " blocked in " + sched_.stuck_what(c));
 	for (const Unit &u : units_)
-		pending |= u.queued;	// only a capped worker leaves one
+		pending |= u.queued; // only a capped worker leaves one
 	if (engine_ && !freed_)
 		paused = sim_engine_paused(engine_);
 	if (freed_ || pending || paused)
-		return;		// teardown checked in done(); else by request
+		return; // teardown checked in done(); else by request
 	if (prov_->depth())
 		fail(fmt("lost wakeup: %ld completion(s) left in the CQ and "
-			 "nothing will look at them", (long)prov_->depth()));
+			 "nothing will look at them",
+			 (long)prov_->depth()));
 	else if (!prov_->armed())
 		fail("lost wakeup: the CQ was left unarmed");
 	for (int i = 0; i < pushes_; i++)
 		if (done_count_[i] != 1)
-			fail(fmt("seq %ld dispatched %ld times", i,
-				 done_count_[i]));
+			fail(fmt("seq %ld dispatched %ld times", i, done_count_[i]));
 }
 
 void World::check_stats(const struct sim_stats &s)
@@ -549,17 +552,16 @@ void World::check_stats(const struct sim_stats &s)
 	long dispatched = (long)dispatched_.size();
 
 	if ((long)s.completions != dispatched)
-		fail(fmt("stats: completions %ld != done() calls %ld",
-			 (long)s.completions, dispatched));
+		fail(fmt("stats: completions %ld != done() calls %ld", (long)s.completions,
+			 dispatched));
 	if ((long)s.events != engine_events_)
-		fail(fmt("stats: events %ld != handler calls %ld",
-			 (long)s.events, engine_events_));
+		fail(fmt("stats: events %ld != handler calls %ld", (long)s.events, engine_events_));
 	if ((long)s.polls != prov_->polls())
-		fail(fmt("stats: polls %ld != ib_poll_cq() calls %ld",
-			 (long)s.polls, prov_->polls()));
+		fail(fmt("stats: polls %ld != ib_poll_cq() calls %ld", (long)s.polls,
+			 prov_->polls()));
 	if ((long)s.arms != prov_->notifies())
-		fail(fmt("stats: arms %ld != ib_req_notify_cq() calls %ld",
-			 (long)s.arms, prov_->notifies()));
+		fail(fmt("stats: arms %ld != ib_req_notify_cq() calls %ld", (long)s.arms,
+			 prov_->notifies()));
 	if (dispatched && !s.runs)
 		fail("stats: completions dispatched without a run");
 	if (s.empty_runs > s.runs)
@@ -580,8 +582,8 @@ void World::check_stats(const struct sim_stats &s)
 	if ((long)s.yields < requeues ||
 	    (long)s.yields > requeues + (torn_ ? (long)units_.size() : 0))
 		fail(fmt("stats: yields %ld != runs that requeued themselves "
-			 "%ld (the CQ run's: %ld)", (long)s.yields, requeues,
-			 requeues - domain_requeues));
+			 "%ld (the CQ run's: %ld)",
+			 (long)s.yields, requeues, requeues - domain_requeues));
 	if ((long)s.max_batch > pushes_)
 		fail("stats: max_batch above the completions pushed");
 	if (s.rescues > s.completions || (s.rescues && !watchdog_ctx_))
@@ -594,15 +596,13 @@ uint64_t World::state_hash(const struct sim_stats &s) const
 
 	for (int seq : dispatched_)
 		k += std::to_string(seq) + ",";
-	k += "|" + std::to_string(prov_->depth()) + "," +
-	     std::to_string(prov_->armed()) + "," +
+	k += "|" + std::to_string(prov_->depth()) + "," + std::to_string(prov_->armed()) + "," +
 	     std::to_string(prov_->pending()) + "," + std::to_string(freed_);
 	if (engine_ && !freed_)
 		for (unsigned int i = 0; i < units_.size(); i++)
 			k += "|" + std::to_string(sim_engine_gate(engine_, i));
-	for (u64 v : {s.events, s.runs, s.empty_runs, s.polls, s.arms,
-		      s.repolls, s.yields, s.pauses, s.rescues,
-		      s.domain_runs})
+	for (u64 v : {s.events, s.runs, s.empty_runs, s.polls, s.arms, s.repolls, s.yields,
+		      s.pauses, s.rescues, s.domain_runs})
 		k += ";" + std::to_string(v);
 	return std::hash<std::string>()(k);
 }
@@ -613,7 +613,7 @@ uint64_t World::state_hash(const struct sim_stats &s) const
 
 using ocq_sim::Scheduler;
 
-#define SMP_CACHE_LINE 64	/* SMP_CACHE_BYTES of the shims */
+#define SMP_CACHE_LINE 64 /* SMP_CACHE_BYTES of the shims */
 
 int ocq_sim_bug;
 
@@ -638,8 +638,8 @@ void ocq_sim_value(long value)
 void ocq_sim_warn(const char *file, int line, const char *cond)
 {
 	const char *base = std::strrchr(file, '/');
-	std::string what = std::string(base ? base + 1 : file) + ":" +
-			   std::to_string(line) + ": " + cond;
+	std::string what =
+		std::string(base ? base + 1 : file) + ":" + std::to_string(line) + ": " + cond;
 
 	if (ocq_sim::g_world)
 		ocq_sim::g_world->warn(what);
