@@ -41,15 +41,16 @@ MODULE_PARM_DESC(added, "times .add attached to the device (read-only)");
 
 static unsigned int removed;
 module_param(removed, uint, 0444);
-MODULE_PARM_DESC(removed, "times .remove detached from it consistently (read-only)");
+MODULE_PARM_DESC(removed,
+		 "times .remove detached from it consistently (read-only)");
 
 /* Size of each data buffer, and how much of it a transfer carries. */
-#define SMOKE_BUF_SIZE		256
-#define SMOKE_XFER_LEN		200
+#define SMOKE_BUF_SIZE 256
+#define SMOKE_XFER_LEN 200
 /* Fill byte of the receive buffer, so we can tell what was written. */
-#define SMOKE_CANARY		0xa5
+#define SMOKE_CANARY 0xa5
 /* How long to wait for one completion. */
-#define SMOKE_TIMEOUT		(5 * HZ)
+#define SMOKE_TIMEOUT (5 * HZ)
 
 /* Per-device client data: what .add attached, checked again by .remove. */
 struct smoke_ctx {
@@ -110,7 +111,7 @@ static int smoke_add(struct ib_device *ibdev)
 	struct smoke_ctx *ctx;
 
 	if (strcmp(dev_name(&ibdev->dev), device))
-		return -EOPNOTSUPP;	/* not ours: the core will not call .remove */
+		return -EOPNOTSUPP; /* not ours: the core will not call .remove */
 
 	ctx = kzalloc(sizeof(*ctx), GFP_KERNEL);
 	if (!ctx)
@@ -147,9 +148,9 @@ static void smoke_remove(struct ib_device *ibdev, void *client_data)
 }
 
 static struct ib_client smoke_client = {
-	.name	= "ocq_smoke",
-	.add	= smoke_add,
-	.remove	= smoke_remove,
+	.name = "ocq_smoke",
+	.add = smoke_add,
+	.remove = smoke_remove,
 };
 
 /* ---- test: load_unload, sees_rxe0, link_delete ---- */
@@ -167,35 +168,39 @@ static void smoke_test_sees_rxe0(struct ib_device *dev, struct smoke_ktap *k)
 	if (!dev)
 		return;
 	smoke_result(k, rdma_protocol_roce(dev, 1), "port1_is_roce");
-	smoke_result(k, !ib_query_port(dev, 1, &attr) && attr.state == IB_PORT_ACTIVE,
+	smoke_result(k,
+		     !ib_query_port(dev, 1, &attr) &&
+			     attr.state == IB_PORT_ACTIVE,
 		     "port1_active");
 }
 
 /* The script deletes the link while we are loaded and checks .remove ran. */
 static void smoke_test_link_delete(struct ib_device *dev, struct smoke_ktap *k)
 {
-	smoke_result(k, dev && added == 1 && removed == 0, "attached_before_delete");
+	smoke_result(k, dev && added == 1 && removed == 0,
+		     "attached_before_delete");
 }
 
 /* ---- test: alloc_cq ---- */
 
-static const char * const smoke_poll_names[] = {
-	[IB_POLL_DIRECT]		= "direct",
-	[IB_POLL_SOFTIRQ]		= "softirq",
-	[IB_POLL_WORKQUEUE]		= "workqueue",
-	[IB_POLL_UNBOUND_WORKQUEUE]	= "unbound_workqueue",
+static const char *const smoke_poll_names[] = {
+	[IB_POLL_DIRECT] = "direct",
+	[IB_POLL_SOFTIRQ] = "softirq",
+	[IB_POLL_WORKQUEUE] = "workqueue",
+	[IB_POLL_UNBOUND_WORKQUEUE] = "unbound_workqueue",
 };
 
 /* Allocate and free one CQ; true if it came back as asked. */
-static bool smoke_alloc_one_cq(struct ib_device *dev, enum ib_poll_context pc, int vec)
+static bool smoke_alloc_one_cq(struct ib_device *dev, enum ib_poll_context pc,
+			       int vec)
 {
 	struct ib_cq *cq;
 	bool ok;
 
 	cq = ib_alloc_cq(dev, NULL, 64, vec, pc);
 	if (IS_ERR(cq)) {
-		pr_info("# ib_alloc_cq(%s, vec %d): %ld\n", smoke_poll_names[pc], vec,
-			PTR_ERR(cq));
+		pr_info("# ib_alloc_cq(%s, vec %d): %ld\n",
+			smoke_poll_names[pc], vec, PTR_ERR(cq));
 		return false;
 	}
 	ok = cq->cqe >= 64 && cq->poll_ctx == pc;
@@ -210,7 +215,9 @@ static void smoke_test_alloc_cq(struct ib_device *dev, struct smoke_ktap *k)
 {
 	/* Not a range: IB_POLL_DIRECT comes after the pool types in the enum. */
 	static const enum ib_poll_context contexts[] = {
-		IB_POLL_DIRECT, IB_POLL_SOFTIRQ, IB_POLL_WORKQUEUE,
+		IB_POLL_DIRECT,
+		IB_POLL_SOFTIRQ,
+		IB_POLL_WORKQUEUE,
 		IB_POLL_UNBOUND_WORKQUEUE,
 	};
 	enum ib_poll_context pc;
@@ -267,6 +274,7 @@ static bool smoke_op_wait(struct smoke_op *op, enum ib_wc_opcode opcode)
 static int smoke_find_gid(struct smoke_pair *p)
 {
 	const struct ib_gid_attr *attr;
+	const struct in6_addr *a6;
 	struct ib_port_attr pattr;
 	struct net_device *ndev;
 	int i, ret;
@@ -278,8 +286,9 @@ static int smoke_find_gid(struct smoke_pair *p)
 		attr = rdma_get_gid_attr(p->dev, 1, i);
 		if (IS_ERR(attr))
 			continue;
+		a6 = (const struct in6_addr *)attr->gid.raw;
 		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
-		    ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw)) {
+		    ipv6_addr_v4mapped(a6)) {
 			p->gid = attr->gid;
 			p->gid_index = i;
 			rcu_read_lock();
@@ -299,23 +308,25 @@ static int smoke_find_gid(struct smoke_pair *p)
 static int smoke_qp_to_init(struct ib_qp *qp)
 {
 	struct ib_qp_attr a = {
-		.qp_state	 = IB_QPS_INIT,
-		.port_num	 = 1,
-		.qp_access_flags = IB_ACCESS_LOCAL_WRITE | IB_ACCESS_REMOTE_WRITE,
+		.qp_state = IB_QPS_INIT,
+		.port_num = 1,
+		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
+				   IB_ACCESS_REMOTE_WRITE,
 	};
 
-	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-			    IB_QP_ACCESS_FLAGS);
+	return ib_modify_qp(qp, &a,
+			    IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
+				    IB_QP_ACCESS_FLAGS);
 }
 
 static int smoke_qp_to_rtr(struct smoke_pair *p, struct ib_qp *qp, u32 dest_qpn)
 {
 	struct ib_qp_attr a = {
-		.qp_state	    = IB_QPS_RTR,
-		.path_mtu	    = IB_MTU_1024,
-		.dest_qp_num	    = dest_qpn,
+		.qp_state = IB_QPS_RTR,
+		.path_mtu = IB_MTU_1024,
+		.dest_qp_num = dest_qpn,
 		.max_dest_rd_atomic = 1,
-		.min_rnr_timer	    = 12,
+		.min_rnr_timer = 12,
 	};
 
 	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
@@ -323,26 +334,31 @@ static int smoke_qp_to_rtr(struct smoke_pair *p, struct ib_qp *qp, u32 dest_qpn)
 	rdma_ah_set_grh(&a.ah_attr, &p->gid, 0, p->gid_index, 64, 0);
 	/* Not going through rdma_cm: the destination MAC is ours to fill. */
 	ether_addr_copy(a.ah_attr.roce.dmac, p->dmac);
-	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-			    IB_QP_DEST_QPN | IB_QP_RQ_PSN | IB_QP_MAX_DEST_RD_ATOMIC |
-			    IB_QP_MIN_RNR_TIMER);
+	return ib_modify_qp(qp, &a,
+			    IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
+				    IB_QP_DEST_QPN | IB_QP_RQ_PSN |
+				    IB_QP_MAX_DEST_RD_ATOMIC |
+				    IB_QP_MIN_RNR_TIMER);
 }
 
 static int smoke_qp_to_rts(struct ib_qp *qp)
 {
 	struct ib_qp_attr a = {
-		.qp_state      = IB_QPS_RTS,
-		.timeout       = 14,
-		.retry_cnt     = 7,
-		.rnr_retry     = 7,
+		.qp_state = IB_QPS_RTS,
+		.timeout = 14,
+		.retry_cnt = 7,
+		.rnr_retry = 7,
 		.max_rd_atomic = 1,
 	};
 
-	return ib_modify_qp(qp, &a, IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-			    IB_QP_RNR_RETRY | IB_QP_SQ_PSN | IB_QP_MAX_QP_RD_ATOMIC);
+	return ib_modify_qp(qp, &a,
+			    IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
+				    IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
+				    IB_QP_MAX_QP_RD_ATOMIC);
 }
 
-static int smoke_qp_connect(struct smoke_pair *p, struct ib_qp *qp, u32 dest_qpn)
+static int smoke_qp_connect(struct smoke_pair *p, struct ib_qp *qp,
+			    u32 dest_qpn)
 {
 	int ret;
 
@@ -399,7 +415,8 @@ static void smoke_unmap_bufs(struct smoke_pair *p)
 	for (i = 0; i < 2; i++) {
 		if (!p->buf[i])
 			continue;
-		ib_dma_unmap_single(p->dev, p->dma[i], SMOKE_BUF_SIZE, DMA_BIDIRECTIONAL);
+		ib_dma_unmap_single(p->dev, p->dma[i], SMOKE_BUF_SIZE,
+				    DMA_BIDIRECTIONAL);
 		kfree(p->buf[i]);
 	}
 }
@@ -412,7 +429,8 @@ static int smoke_pair_create(struct smoke_pair *p, struct ib_device *dev)
 	p->dev = dev;
 	ret = smoke_find_gid(p);
 	if (ret) {
-		pr_info("# no IPv4-mapped RoCEv2 GID on %s: %d\n", dev_name(&dev->dev), ret);
+		pr_info("# no IPv4-mapped RoCEv2 GID on %s: %d\n",
+			dev_name(&dev->dev), ret);
 		return ret;
 	}
 	p->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
@@ -426,7 +444,7 @@ static int smoke_pair_create(struct smoke_pair *p, struct ib_device *dev)
 	}
 	ret = smoke_map_bufs(p);
 	if (ret)
-		goto out_unmap_bufs;	/* the first buffer may be mapped */
+		goto out_unmap_bufs; /* the first buffer may be mapped */
 	for (i = 0; i < 2; i++) {
 		p->qp[i] = smoke_create_qp(p);
 		if (IS_ERR(p->qp[i])) {
@@ -470,8 +488,10 @@ static void smoke_fill_pattern(struct smoke_pair *p)
 	int i;
 
 	for (i = 0; i < SMOKE_XFER_LEN; i++)
-		p->buf[0][i] = (u8)(i * 7 + 3) == SMOKE_CANARY ? 0 : (u8)(i * 7 + 3);
-	ib_dma_sync_single_for_device(p->dev, p->dma[0], SMOKE_BUF_SIZE, DMA_TO_DEVICE);
+		p->buf[0][i] =
+			(u8)(i * 7 + 3) == SMOKE_CANARY ? 0 : (u8)(i * 7 + 3);
+	ib_dma_sync_single_for_device(p->dev, p->dma[0], SMOKE_BUF_SIZE,
+				      DMA_TO_DEVICE);
 }
 
 /* True if the destination holds the pattern and nothing was written past it. */
@@ -479,14 +499,16 @@ static bool smoke_payload_ok(struct smoke_pair *p)
 {
 	int i;
 
-	ib_dma_sync_single_for_cpu(p->dev, p->dma[1], SMOKE_BUF_SIZE, DMA_FROM_DEVICE);
+	ib_dma_sync_single_for_cpu(p->dev, p->dma[1], SMOKE_BUF_SIZE,
+				   DMA_FROM_DEVICE);
 	if (memcmp(p->buf[1], p->buf[0], SMOKE_XFER_LEN)) {
 		pr_info("# payload differs from what was sent\n");
 		return false;
 	}
 	for (i = SMOKE_XFER_LEN; i < SMOKE_BUF_SIZE; i++) {
 		if (p->buf[1][i] != SMOKE_CANARY) {
-			pr_info("# byte %d past the payload was overwritten\n", i);
+			pr_info("# byte %d past the payload was overwritten\n",
+				i);
 			return false;
 		}
 	}
@@ -498,17 +520,26 @@ static bool smoke_payload_ok(struct smoke_pair *p)
 static int smoke_post_send_recv(struct smoke_pair *p)
 {
 	struct ib_sge rsge = {
-		.addr = p->dma[1], .length = SMOKE_BUF_SIZE, .lkey = p->pd->local_dma_lkey,
+		.addr = p->dma[1],
+		.length = SMOKE_BUF_SIZE,
+		.lkey = p->pd->local_dma_lkey,
 	};
 	struct ib_sge ssge = {
-		.addr = p->dma[0], .length = SMOKE_XFER_LEN, .lkey = p->pd->local_dma_lkey,
+		.addr = p->dma[0],
+		.length = SMOKE_XFER_LEN,
+		.lkey = p->pd->local_dma_lkey,
 	};
 	struct ib_recv_wr rwr = {
-		.wr_cqe = &p->recv_op.cqe, .sg_list = &rsge, .num_sge = 1,
+		.wr_cqe = &p->recv_op.cqe,
+		.sg_list = &rsge,
+		.num_sge = 1,
 	};
 	struct ib_send_wr swr = {
-		.wr_cqe = &p->send_op.cqe, .sg_list = &ssge, .num_sge = 1,
-		.opcode = IB_WR_SEND, .send_flags = IB_SEND_SIGNALED,
+		.wr_cqe = &p->send_op.cqe,
+		.sg_list = &ssge,
+		.num_sge = 1,
+		.opcode = IB_WR_SEND,
+		.send_flags = IB_SEND_SIGNALED,
 	};
 	int ret;
 
@@ -542,7 +573,9 @@ static void smoke_run_send_recv(struct smoke_pair *p, struct smoke_ktap *k)
 static void smoke_run_rdma_write(struct smoke_pair *p, struct smoke_ktap *k)
 {
 	struct ib_sge sge = {
-		.addr = p->dma[0], .length = SMOKE_XFER_LEN, .lkey = p->pd->local_dma_lkey,
+		.addr = p->dma[0],
+		.length = SMOKE_XFER_LEN,
+		.lkey = p->pd->local_dma_lkey,
 	};
 	struct ib_rdma_wr wr = {
 		.wr = {
@@ -563,8 +596,9 @@ static void smoke_run_rdma_write(struct smoke_pair *p, struct smoke_ktap *k)
 }
 
 /* Run @fn on a fresh connected QP pair of @dev. */
-static void smoke_with_pair(struct ib_device *dev, struct smoke_ktap *k, const char *name,
-			    void (*fn)(struct smoke_pair *p, struct smoke_ktap *k))
+static void
+smoke_with_pair(struct ib_device *dev, struct smoke_ktap *k, const char *name,
+		void (*fn)(struct smoke_pair *p, struct smoke_ktap *k))
 {
 	struct smoke_pair *p;
 
@@ -604,11 +638,11 @@ static const struct {
 	void (*run)(struct ib_device *dev, struct smoke_ktap *k);
 } smoke_tests[] = {
 	{ "load_unload", smoke_test_load_unload },
-	{ "sees_rxe0",	 smoke_test_sees_rxe0 },
+	{ "sees_rxe0", smoke_test_sees_rxe0 },
 	{ "link_delete", smoke_test_link_delete },
-	{ "alloc_cq",	 smoke_test_alloc_cq },
-	{ "send_recv",	 smoke_test_send_recv },
-	{ "rdma_write",	 smoke_test_rdma_write },
+	{ "alloc_cq", smoke_test_alloc_cq },
+	{ "send_recv", smoke_test_send_recv },
+	{ "rdma_write", smoke_test_rdma_write },
 };
 
 /* Run the selected test; 0 if nothing failed. */
@@ -622,8 +656,8 @@ static int smoke_run(int idx)
 	smoke_tests[idx].run(smoke_ctx ? smoke_ctx->ibdev : NULL, &k);
 	mutex_unlock(&smoke_lock);
 	pr_info("1..%u\n", k.nr);
-	pr_info("# totals: pass:%u fail:%u skip:%u\n", k.nr - k.failed - k.skipped,
-		k.failed, k.skipped);
+	pr_info("# totals: pass:%u fail:%u skip:%u\n",
+		k.nr - k.failed - k.skipped, k.failed, k.skipped);
 	return k.failed ? -EINVAL : 0;
 }
 

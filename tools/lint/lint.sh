@@ -208,12 +208,28 @@ step_clang_format()
 }
 
 # Compile flags for a C++ file that has no entry in a compilation database:
-# C++17, its own directory, tools/ and include/uapi/ (when present).
+# C++17, its own directory (for "quoted" includes only, so that a tool's own
+# sched.h cannot hide the system's <sched.h>), tools/ and include/uapi/ (when
+# present).
+#
+# A directory may say more in a compile_flags.txt (clang's own convention),
+# one flag a line, -I paths relative to that directory.
 fallback_cxx_flags()
 {
-	local f=$1
+	local f=$1 dir=$REPO/${1%/*} flag
 
-	printf '%s\n' -std=c++17 "-I$REPO/${f%/*}" "-I$REPO/tools"
+	if [[ -f "$dir/compile_flags.txt" ]]; then
+		while read -r flag; do
+			case $flag in
+			-I/*) printf '%s\n' "$flag" ;;
+			-I*) printf '%s\n' "-I$dir/${flag#-I}" ;;
+			?*) printf '%s\n' "$flag" ;;
+			esac
+		done < "$dir/compile_flags.txt"
+		printf '%s\n' "-iquote$dir"
+		return 0
+	fi
+	printf '%s\n' -std=c++17 "-iquote$REPO/${f%/*}" "-I$REPO/tools"
 	[[ -d "$REPO/include/uapi" ]] && printf '%s\n' "-I$REPO/include/uapi"
 	return 0
 }

@@ -507,7 +507,7 @@ void run_random(uint64_t seed, uint32_t depth, int policy, uint64_t start, int n
 				break;
 			}
 			if (res && q == 0)
-				res->trace.push_back(r ? "B" : sig ? "S" : ".");
+				res->trace.emplace_back(r ? "B" : sig ? "S" : ".");
 			if (r == 0 && rng.chance(3)) {
 				uint32_t posted = rng.below(n);
 
@@ -692,6 +692,7 @@ void test_threads(int nsq, uint32_t depth, uint32_t credits, uint32_t per_sq)
 				      rels[q].get(), &err));
 	}
 	std::vector<std::thread> posters;
+	posters.reserve(nsq);
 	for (int q = 0; q < nsq; q++)
 		posters.emplace_back([&, q] {
 			uint32_t i = 0;
