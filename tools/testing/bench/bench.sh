@@ -1,0 +1,162 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# bench.sh - make bench: boot a Debian kernel in QEMU and measure every CQ path.
+#
+# Usage: [REPEATS=5] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm]
+#        [SCENARIOS="..."] [PATHS="..."] [DURATION=3] [SLOW_WORK_NS=] [HEAVY_WORK_NS=]
+#        [FAKE_N=] [FAKE_BUDGET=]
+#        tools/testing/bench/bench.sh [METAPACKAGE]
+#
+# Builds as make check does (host-deps.sh, build.sh, initramfs.sh), then boots the
+# guest once at -smp SMP for all scenarios, and once more at -smp 4 for
+# rxe_heavy_flows (not with QUICK=1). In the guest, guest-bench.sh runs the
+# scenarios for every path, interleaved (repeat 1: every scenario, every path; then
+# repeat 2; ...) and prints one record per run on the serial console. Here the
+# records are cut out of the console log (build/bench/<KVER>/records-smpN.jsonl) and
+# aggregate.py turns them into medians, min/max and ratios to upstream-wq:
+#
+#   build/bench/<KVER>/results.json, table.txt, plot.svg (copied to build/bench/)
+#
+# QUICK=1: one repeat, 1 s runs, a small fake_floor; for CI, which only checks that
+# the bench works (never a timing).
+#
+# Exit status: 0 when every run produced a record and the kernel stayed quiet; 1 for
+# anything else (build, boot, timeout, kernel warning, missing records).
+set -uo pipefail
+
+META=${1:-linux-image-amd64}
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+VM=$TOP/tools/testing/vm
+BENCH=$TOP/tools/testing/bench
+SMP=${SMP:-2}
+MEM=${MEM:-2G}
+ACCEL=${ACCEL:-auto}
+QUICK=${QUICK:-0}
+[ "$QUICK" = 0 ] && QUICK=""
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}
+BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic'
+
+PATHS=${PATHS:-ocq-strict ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
+SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_bulk rxe_slow_consumer rxe_heavy_flows}
+# CPU burned per completion (rxe_slow_consumer, rxe_heavy_flows): under TCG rxe itself
+# costs some 250 us of CPU per completion, so the work must be of that order to matter
+SLOW_WORK_NS=${SLOW_WORK_NS:-100000}
+HEAVY_WORK_NS=${HEAVY_WORK_NS:-200000}
+FAKE_BUDGET=${FAKE_BUDGET:-0}
+if [ -n "$QUICK" ]; then
+	REPEATS=1 DURATION=1 COUNT_DURATION=1 FAKE_N=20000
+else
+	REPEATS=${REPEATS:-5} DURATION=${DURATION:-3} COUNT_DURATION=${COUNT_DURATION:-2}
+	FAKE_N=${FAKE_N:-200000}
+fi
+
+say() { echo "bench: $*"; }
+fatal() { say "FAILED: $*"; exit 1; }
+
+"$VM"/host-deps.sh check || fatal "installing the host tools failed"
+if ! command -v python3 >/dev/null; then
+	say "installing python3 (the aggregation)"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		python3 >/dev/null 2>&1 || fatal "python3 could not be installed"
+fi
+ENV=$("$VM"/build.sh "$META" | tail -1)
+[ -f "$ENV" ] || fatal "build failed"
+# shellcheck source=/dev/null
+. "$ENV"
+B=$TOP/build/$KVER
+OUT=$TOP/build/bench/$KVER
+rm -rf "$OUT" && mkdir -p "$OUT"
+"$VM"/initramfs.sh "$ENV" "$B/initramfs.cpio.gz" || fatal "initramfs failed"
+
+# shellcheck source=tools/testing/vm/boot.sh
+. "$VM"/boot.sh
+vm_setup
+qpid=""
+trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null' EXIT
+
+# boot_bench SMP "SCENARIOS": one boot; records into $OUT/records-smpN.jsonl
+boot_bench() {
+	local smp=$1 scen=$2 d=$OUT/initrd-smp$1 log=$OUT/console-smp$1.log
+	local nrxe nfake runs tmo b0 seen=0 bad="" done=0 n k
+
+	nrxe=$(wc -w <<< "${scen/fake_floor/}")
+	nfake=0
+	[[ " $scen " == *" fake_floor "* ]] && nfake=1
+	runs=$((REPEATS * nrxe * $(wc -w <<< "$PATHS")))
+	# a run takes its duration plus about 6 s of set-up and teardown under TCG
+	tmo=$((runs * (DURATION + 8) + nrxe * 3 * (COUNT_DURATION + 8) +
+		REPEATS * nfake * (FAKE_N / 2000 + 30) + 120))
+	mkdir -p "$d"
+	cp "$BENCH/guest-bench.sh" "$d/guest-bench.sh"
+	cat > "$d/bench.conf" <<-EOF
+	SCENARIOS="$scen"
+	PATHS="$PATHS"
+	REPEATS=$REPEATS
+	DURATION=$DURATION
+	COUNT_DURATION=$COUNT_DURATION
+	FAKE_N=$FAKE_N
+	SLOW_WORK_NS=$SLOW_WORK_NS
+	HEAVY_WORK_NS=$HEAVY_WORK_NS
+	FAKE_BUDGET=$FAKE_BUDGET
+	EOF
+	echo "bench /guest-bench.sh $tmo" > "$d/tests.list"
+	echo 1 > "$d/tests.start"
+	vm_initrd "$B/initramfs.cpio.gz" "$d" "$d/initrd" tests.list tests.start \
+		guest-bench.sh bench.conf
+	say "$KVER -smp $smp ($ACCEL): $scen; $REPEATS repeat(s), ${DURATION}s runs;" \
+		"at most $((tmo / 60 + 1)) min; console: ${log#"$TOP"/}"
+	SMP=$smp vm_start "$d/initrd" "$log" "$OUT/qemu-smp$smp.err"
+	b0=$(date +%s)
+	while kill -0 "$qpid" 2>/dev/null; do
+		sleep 2
+		# whole lines only (wc -l counts newlines), and only new ones
+		n=$(wc -l < "$log" 2>/dev/null || echo 0)
+		if [ "$n" -gt "$seen" ]; then
+			while IFS= read -r k; do
+				k=${k%$'\r'}
+				case $k in
+				"# BENCH-PROGRESS "*) echo "  ${k#\# BENCH-PROGRESS }" ;;
+				"# BENCH-ERROR "*) say "guest: ${k#\# BENCH-ERROR }" ;;
+				esac
+				[ -z "$bad" ] && [[ $k =~ $BAD_RE ]] && bad=$k && say "kernel: $k"
+			done < <(sed -n "$((seen + 1)),${n}p" "$log")
+			seen=$n
+		fi
+		if ! grep -q '^# OCQ-INIT' "$log" && [ $(($(date +%s) - b0)) -gt "$BOOT_TIMEOUT" ]; then
+			kill "$qpid"; fatal "boot timeout; console: ${log#"$TOP"/}"
+		fi
+		if [ $(($(date +%s) - b0)) -gt $((BOOT_TIMEOUT + tmo + 60)) ]; then
+			kill "$qpid"; fatal "timeout; console: ${log#"$TOP"/}"
+		fi
+	done
+	wait "$qpid" 2>/dev/null
+	qpid=""
+	tr -d '\r' < "$log" | grep -a '^# BENCH-REC ' | sed 's/^# BENCH-REC //' \
+		> "$OUT/records-smp$smp.jsonl"
+	grep -a -q '^# BENCH-DONE' "$log" && done=1
+	[ -z "$bad" ] || fatal "kernel problem: $bad"
+	[ "$done" = 1 ] || fatal "the guest did not finish; console: ${log#"$TOP"/}"
+	n=$(grep -c -v '"count":' "$OUT/records-smp$smp.jsonl")
+	k=$((REPEATS * (nrxe * $(wc -w <<< "$PATHS") + nfake * 4)))
+	say "$n timed records of $k (-smp $smp)"
+	[ "$n" = "$k" ] || fatal "runs without a result (BENCH-PROGRESS lines above say why)"
+}
+
+boot_bench "$SMP" "$SCENARIOS"
+recs=("$OUT/records-smp$SMP.jsonl")
+if [ -z "$QUICK" ] && [ "$SMP" != 4 ] && [[ " $SCENARIOS " == *" rxe_heavy_flows "* ]]; then
+	boot_bench 4 rxe_heavy_flows
+	recs+=("$OUT/records-smp4.jsonl")
+fi
+
+command -v gnuplot >/dev/null || {
+	say "installing gnuplot-nox"
+	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
+		gnuplot-nox >/dev/null 2>&1 || say "gnuplot-nox could not be installed: no plot"
+}
+python3 "$BENCH"/aggregate.py --kernel "$KVER" --smp "$SMP" --repeats "$REPEATS" \
+	--paths "$PATHS" --out "$OUT" "${recs[@]}" || fatal "aggregation failed"
+cp "$OUT"/results.json "$OUT"/table.txt "$TOP/build/bench/"
+[ -f "$OUT/plot.svg" ] && cp "$OUT/plot.svg" "$TOP/build/bench/"
+say "results: build/bench/results.json (and ${OUT#"$TOP"/}/)"

@@ -1,0 +1,184 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# guest-bench.sh - the guest's part of make bench (see bench.sh): runs the scenarios
+# for every CQ path, interleaved and repeated, and prints one record per run.
+#
+# Usage (in the guest, as a test of /init): guest-bench.sh CONF
+# CONF is sourced and sets:
+#   SCENARIOS  names, run in this order within each repeat (fake_floor, rxe_*)
+#   PATHS      the demo's CQ paths, run in this order within each scenario
+#   REPEATS    repeats of the whole list
+#   DURATION   seconds per demo run
+#   COUNT_DURATION  seconds per counting run of an upstream path (see below)
+#   FAKE_N     completions per fake_floor measurement
+#   FAKE_BUDGET  the engine's budget in fake_floor (0: its default)
+#   SLOW_WORK_NS, HEAVY_WORK_NS  CPU burned per completion (rxe_slow_consumer,
+#              rxe_heavy_flows)
+#
+# Records, one line each on stdout (the console prefixes "# "):
+#   BENCH-REC {"scenario":…,"path":…,"repeat":…,"busy_ns":…,"demo":{ocq-demo's JSON}}
+#   BENCH-REC {"scenario":"fake_floor","path":…,"repeat":…,"ns_per_completion":…,…}
+#   BENCH-REC {"scenario":…,"path":"upstream-…","count":{…}}   (counting runs)
+# and BENCH-PROGRESS lines. busy_ns: all CPUs' non-idle time from /proc/stat over the
+# run (USER_HZ ticks), rxe's own work included.
+#
+# The upstream ib_cq has no counters: after the timed repeats, each upstream path runs
+# once more per scenario with the kernel's rdma_core tracepoints enabled (cq_schedule:
+# completion events; cq_process: processing runs; a run whose first cq_poll returned
+# nothing: empty). Timed runs never have tracing on.
+set -u
+
+CONF=${1:-/bench.conf}
+# shellcheck source=/dev/null
+. "$CONF"
+CTL=/sys/kernel/debug/ocq_demo/control
+T=/sys/kernel/tracing
+USER_HZ=100
+
+say() { echo "BENCH-PROGRESS $*"; }
+fail() { echo "BENCH-ERROR $*"; exit 1; }
+
+for m in ib_ocq ocq_demo; do
+	grep -q "^$m " /proc/modules && continue
+	insmod /ko/$m.ko || fail "insmod $m.ko failed"
+done
+[ -e $CTL ] || fail "ocq_demo.ko is loaded but $CTL does not exist"
+
+# busy jiffies of all CPUs: user, nice, system, irq, softirq (not idle, iowait, steal)
+busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+
+# the ocq-demo options of a scenario and path (scenario definitions live here)
+scenario_args() {
+	pp=""
+	case $2 in ocq-*) pp=--postpone ;; esac
+	case $1 in
+	rxe_steady)        echo "--conns 2 --credits 16 --mix echo:1 --echo-size 64" ;;
+	rxe_bulk)          echo "--conns 2 --credits 16 --mix read:1,write:1 --chunk-size 65536" ;;
+	rxe_slow_consumer) echo "--conns 2 --credits 64 --mix echo:1 --echo-size 64 --work-ns $SLOW_WORK_NS $pp" ;;
+	rxe_heavy_flows)   echo "--conns 4 --credits 16 --mix echo:1 --echo-size 64 --work-ns $HEAVY_WORK_NS" ;;
+	*) return 1 ;;
+	esac
+}
+
+trace_setup() {
+	[ -d $T/events/rdma_core/cq_schedule ] || return 1
+	echo 0 > $T/tracing_on
+	echo > $T/set_event
+	echo 16384 > $T/buffer_size_kb
+	for e in cq_schedule cq_reschedule cq_process cq_poll; do
+		echo 1 > $T/events/rdma_core/$e/enable
+	done
+}
+
+trace_off() {
+	for e in cq_schedule cq_reschedule cq_process cq_poll; do
+		echo 0 > $T/events/rdma_core/$e/enable
+	done
+	echo 1408 > $T/buffer_size_kb
+}
+
+# counts of the trace as a JSON object
+trace_counts() {
+	overrun=$(cat $T/per_cpu/cpu*/stats 2>/dev/null | awk '/^overrun:/ { s += $2 } END { print s + 0 }')
+	awk -v overrun="$overrun" '
+	/ cq_schedule: / { ev++ }
+	/ cq_reschedule: / { rs++ }
+	/ cq_process: / {
+		runs++; if (/from reschedule/) rr++
+		id = $0; sub(/.*cq\.id=/, "", id); sub(/ .*/, "", id); first[id] = 1
+	}
+	/ cq_poll: / {
+		polls++
+		id = $0; sub(/.*cq\.id=/, "", id); sub(/ .*/, "", id)
+		if (first[id]) { first[id] = 0; if (/returned 0$/) empty++ }
+	}
+	END {
+		printf "{\"events\":%d,\"runs\":%d,\"runs_rescheduled\":%d,\"reschedules\":%d,\"empty_runs\":%d,\"polls\":%d,\"overrun\":%d}",
+			ev, runs, rr, rs, empty, polls, overrun
+	}' $T/trace
+}
+
+# demo_run SCENARIO PATH REPEAT DURATION COUNT(0|1)
+demo_run() {
+	args=$(scenario_args "$1" "$2") || { say "unknown scenario $1"; return; }
+	rm -f /tmp/run.json
+	if [ "$5" = 1 ]; then
+		echo > $T/trace
+		echo 1 > $T/tracing_on
+	fi
+	b0=$(busy)
+	# shellcheck disable=SC2086
+	ocq-demo run $args --path "$2" --duration "$4" --interval 60000 \
+		--json /tmp/run.json > /tmp/run.out 2>&1
+	rc=$?
+	b1=$(busy)
+	[ "$5" = 1 ] && echo 0 > $T/tracing_on
+	if [ ! -s /tmp/run.json ]; then
+		say "$1 $2: no result (ocq-demo exit $rc): $(tail -n 3 /tmp/run.out | tr '\n' ' ')"
+		return
+	fi
+	if [ "$5" = 1 ]; then
+		printf 'BENCH-REC {"scenario":"%s","path":"%s","repeat":%s,"count":%s,"demo":%s}\n' \
+			"$1" "$2" "$3" "$(trace_counts)" "$(tr -d '\n' < /tmp/run.json)"
+		say "$1 $2: counted with tracepoints (exit $rc)"
+		return
+	fi
+	printf 'BENCH-REC {"scenario":"%s","path":"%s","repeat":%s,"rc":%s,"busy_ns":%s,"demo":%s}\n' \
+		"$1" "$2" "$3" "$rc" "$(( (b1 - b0) * (1000000000 / USER_HZ) ))" \
+		"$(tr -d '\n' < /tmp/run.json)"
+	say "$1 $2 #$3: $(awk '/^  calls / { print $2, $3, $4 }' /tmp/run.out) (exit $rc)"
+}
+
+fake_run() {
+	[ -f /ko/ocq_bench_fake.ko ] || { say "ocq_bench_fake.ko missing"; return; }
+	if ! insmod /ko/ocq_bench_fake.ko completions="$FAKE_N" rounds=1 \
+		budget="${FAKE_BUDGET:-0}"; then
+		say "fake_floor: insmod ocq_bench_fake.ko failed"
+		return
+	fi
+	dmesg | grep 'ocq_bench_fake: round=' | tail -n 4 | sed 's/.*ocq_bench_fake: //' |
+	while read -r line; do
+		# shellcheck disable=SC2086 # split into its key=value words
+		set -- $line
+		mode=${2#mode=}
+		case $mode in floor) p=floor ;; *) p=ocq-$mode ;; esac
+		printf 'BENCH-REC {"scenario":"fake_floor","path":"%s","repeat":%s' "$p" "$rep"
+		for kv in "$@"; do
+			case $kv in round=*|mode=*) continue ;; esac
+			printf ',"%s":%s' "${kv%%=*}" "${kv#*=}"
+		done
+		echo '}'
+		say "fake_floor $p #$rep: ${5#ns_per_completion=} ns per completion"
+	done
+	rmmod ocq_bench_fake
+}
+
+say "start: $(uname -r) nproc=$(nproc) scenarios=[$SCENARIOS] paths=[$PATHS] repeats=$REPEATS duration=${DURATION}s"
+rep=1
+while [ $rep -le "$REPEATS" ]; do
+	for s in $SCENARIOS; do
+		if [ "$s" = fake_floor ]; then
+			fake_run
+			continue
+		fi
+		for p in $PATHS; do
+			demo_run "$s" "$p" "$rep" "$DURATION" 0
+		done
+	done
+	rep=$((rep + 1))
+done
+
+if trace_setup; then
+	for s in $SCENARIOS; do
+		[ "$s" = fake_floor ] && continue
+		for p in $PATHS; do
+			case $p in upstream-*) demo_run "$s" "$p" 0 "$COUNT_DURATION" 1 ;; esac
+		done
+	done
+	trace_off
+else
+	say "no rdma_core tracepoints: upstream events and runs unavailable"
+fi
+rmmod ocq_demo || say "rmmod ocq_demo failed"
+echo "BENCH-DONE"
