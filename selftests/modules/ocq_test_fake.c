@@ -1755,9 +1755,10 @@ static void fake_alloc_failed(struct fake_ktap *k, const struct fake_path *p,
 {
 	bool clean = !atomic_read(&fake_objects);
 
+	/* on the console too: freeing the fake device will warn */
 	if (!clean)
-		pr_info("# %s: the provider's CQ outlived the failure\n",
-			p->name);
+		pr_err("# %s: the provider's CQ outlived the failure\n",
+		       p->name);
 	if (ret != -ENOMEM)
 		pr_info("# %s: failed with %d, not -ENOMEM\n", p->name, ret);
 	fake_result(k, ret == -ENOMEM && clean, p->name,
