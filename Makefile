@@ -22,6 +22,8 @@ REPEATS ?= 5
 QUICK ?=
 SMP ?= 2
 W ?= 1
+# make soak: seconds of the whole soak
+DURATION ?= 600
 # make check runs the host tests first (model checker, send-accounting and front-end
 # unit tests): SIM=1 always, SIM=0 never, empty: when no TESTS= subset is asked for.
 SIM ?=
@@ -38,7 +40,7 @@ PREFIX ?= /usr/local
 VM := tools/testing/vm
 SHELL := /bin/bash
 
-.PHONY: all kernel check check-runner demo lint clean help sim sim-deep host-tests \
+.PHONY: all kernel check check-runner demo lint clean help sim sim-deep host-tests soak \
 	install uninstall install-files uninstall-files dkms-check htmldocs bench
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo
@@ -69,6 +71,15 @@ bench:
 	@W='$(W)' SMP='$(SMP)' REPEATS='$(REPEATS)' QUICK='$(QUICK)' \
 		tools/testing/bench/bench.sh '$(KERNEL)'
 
+# The soak: selftests/soak/ (the fake provider's mixed scenarios, then the demo on
+# each ordered CQ path), DURATION seconds in all.  The guest's /init gets
+# SOAK_SECONDS from the kernel command line; the timeouts grow with it.
+soak:
+	@half=$$(( $(DURATION) / 2 )); \
+		W='$(W)' SMP='$(SMP)' TESTS='soak_fake soak_demo' \
+		KAPPEND="SOAK_SECONDS=$$half" TIMEOUT_SCALE=$$(( (half + 120) / 300 + 1 )) \
+		$(VM)/check.sh '$(KERNEL)'
+
 # tools/lint/lint.sh gets the kernel's variables in its environment: KVER, ROOT, KH,
 # KCOMMON_MAKEFILE, KMAKE_EXTRA, VMLINUX, KCONFIG (see tools/testing/vm/kernel.sh).
 lint:
@@ -94,7 +105,7 @@ else # KDIR given: a standard Kbuild build against that tree
 all:
 	$(MAKE) -C '$(KDIR)' M='$(CURDIR)' W='$(W)' modules
 
-kernel check check-runner demo bench dkms-check:
+kernel check check-runner demo bench soak dkms-check:
 	@echo "make $@: not possible with KDIR= (it boots a Debian kernel in a VM);" \
 		"run without KDIR, e.g. make $@ KERNEL=linux-image-amd64" >&2; exit 2
 
@@ -225,6 +236,8 @@ help:
 	@echo '              runs them first unless TESTS= is given (SIM=1 forces, SIM=0 skips)'
 	@echo 'demo          build, boot KERNEL= in QEMU, run the ocq_demo ULP with ocq-demo (ARGS= adds'
 	@echo '              ocq-demo run options); results in build/demo/results.json'
+	@echo 'soak          a long mixed run in the guest: fake-provider scenarios, then the demo on the'
+	@echo '              ordered CQ paths, DURATION=$(DURATION) seconds in all; prints the totals'
 	@echo 'bench         boot KERNEL= in QEMU, run every scenario on every CQ path (REPEATS=, QUICK=1);'
 	@echo '              table, build/bench/results.json and plot.svg (Documentation/performance.rst)'
 	@echo 'lint          run tools/lint/lint.sh with the kernel variables (KVER, KH, ...) exported'

@@ -5,7 +5,7 @@
 #
 # Usage: [TESTS="pat ..."] [SMP=2] [ACCEL=auto|tcg|kvm] [W=1] tools/testing/vm/check.sh [METAPACKAGE]
 #
-# Tests are the executable selftests/<group>/<name>.sh (groups lib/ and runner/ only
+# Tests are the executable selftests/<group>/<name>.sh (groups lib/, runner/ and soak/ only
 # when TESTS names them). A pattern with * ? [ is a shell glob on the whole name, any
 # other pattern a substring. "# timeout: N" in a script's first lines sets its timeout
 # (default 120 s); TIMEOUT_SCALE=N multiplies them (default 4 with DEBUG_KERNEL=).
@@ -69,7 +69,7 @@ selected() {	# NAME GROUP
 	local p
 
 	if [ -z "$TESTS" ]; then
-		[ "$2" != lib ] && [ "$2" != runner ]
+		[ "$2" != lib ] && [ "$2" != runner ] && [ "$2" != soak ]
 		return
 	fi
 	for p in $TESTS; do
