@@ -72,19 +72,20 @@ if [ -z "$SVER" ] || [ "$SVER" = "(none)" ]; then
 	apt-get update -q >/dev/null
 	SVER=$(candidate "$PKG")
 fi
-[ -n "$SVER" ] && [ "$SVER" != "(none)" ] || die "package $PKG not found"
+if [ -z "$SVER" ] || [ "$SVER" = "(none)" ]; then die "package $PKG not found"; fi
 V=${SVER//[^A-Za-z0-9.+-]/_}		# for paths: 6.12.117-1~deb12u1 -> 6.12.117-1_deb12u1
 SRC=$DK/src-$V
 O=$DK/build-$FLAVOUR-$V
 LOG=$TOP/build/debug-kernel-$FLAVOUR.log
+RLOG=build/debug-kernel-$FLAVOUR.log
 
 # ---- source: unpacked once per version (.ocq-unpacked is written last) ----
 if [ ! -f "$SRC/.ocq-unpacked" ]; then
 	log "$PKG $SVER: downloading"
 	rm -rf "$DK/debs" "$SRC" "$SRC.tmp" && mkdir -p "$DK/debs" "$SRC.tmp"
-	(cd "$DK/debs" && apt-get download -q "$PKG=$SVER" 2>&1 |
-		grep -v -e 'Download is performed unsandboxed' -e '^Get:' -e '^Fetched' >&2 || true)
-	deb=$(ls "$DK"/debs/"${PKG}"_*.deb 2>/dev/null | head -1)
+	(cd "$DK/debs" && { apt-get download -q "$PKG=$SVER" 2>&1 |
+		grep -v -e 'Download is performed unsandboxed' -e '^Get:' -e '^Fetched' >&2 || true; })
+	deb=$(find "$DK/debs" -name "${PKG}_*.deb" | head -1)
 	[ -n "$deb" ] || die "download of $PKG failed"
 	log "unpacking $(basename "$deb")"
 	dpkg-deb --fsys-tarfile "$deb" | tar -xO "./usr/src/$PKG.tar.xz" | xz -dc |
@@ -149,22 +150,22 @@ else
 	unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 	log "configuring $FLAVOUR (allnoconfig + $(basename -a "${FRAGS[@]}" | tr '\n' ' '| sed 's/ $//'))"
 	kmake KCONFIG_ALLCONFIG="$O/ocq.config" allnoconfig > "$LOG" 2>&1 ||
-		die "allnoconfig failed (log: ${LOG#$TOP/})"
-	kmake olddefconfig >> "$LOG" 2>&1 || die "olddefconfig failed (log: ${LOG#$TOP/})"
+		die "allnoconfig failed (log: $RLOG)"
+	kmake olddefconfig >> "$LOG" 2>&1 || die "olddefconfig failed (log: $RLOG)"
 	verify_config
 	KVER=$(kmake -s kernelrelease 2>/dev/null)
 	[ -n "$KVER" ] || die "no kernel release"
-	log "building $KVER with -j$(nproc) (log: ${LOG#$TOP/}; slow: many minutes)"
+	log "building $KVER with -j$(nproc) (log: $RLOG; slow: many minutes)"
 	t0=$(date +%s)
 	kmake -j"$(nproc)" vmlinux modules >> "$LOG" 2>&1 ||
-		{ tail -20 "$LOG" >&2; die "build failed (log: ${LOG#$TOP/})"; }
+		{ tail -20 "$LOG" >&2; die "build failed (log: $RLOG)"; }
 	t1=$(date +%s)
 	echo $((t1 - t0)) > "$O/.ocq-build-time"
 	log "built $KVER in $((t1 - t0))s"
 	R=$DK/root-$KVER
 	rm -rf "$R"
 	kmake INSTALL_MOD_PATH="$R" DEPMOD=/bin/true modules_install >> "$LOG" 2>&1 ||
-		die "modules_install failed (log: ${LOG#$TOP/})"
+		die "modules_install failed (log: $RLOG)"
 	depmod -b "$R" "$KVER"
 	echo "$stamp" > "$O/.ocq-stamp"
 fi
