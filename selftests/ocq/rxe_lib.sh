@@ -1,0 +1,43 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# rxe_lib.sh - shared by the rxe_ocq_* tests (source it: . /selftests/ocq/rxe_lib.sh).
+#
+#   rxe_ocq_tests TEST...   run ocq_test_rxe.ko test=TEST for each TEST, see
+#                           selftests/modules/ocq_test_rxe.c, then exit: 0 if all
+#                           passed, 1 if one failed, 4 if all were skipped
+#
+# Loads ib_ocq.ko first unless it is loaded (and unloads it after), logs rxe0's
+# non-zero counters (RNR NAKs, retries, ...) and fails when an ordered CQ the tests
+# made is still live.
+. /selftests/lib/ksft.sh
+
+rxe_ocq_counters() {
+	local hw=/sys/class/infiniband/rxe0/ports/1/hw_counters
+
+	[ -d $hw ] || return 0
+	echo "rxe0 counters:" $(cd $hw && for f in *; do
+		v=$(cat "$f"); [ "$v" = 0 ] || echo "$f=$v"; done)
+}
+
+rxe_ocq_tests() {
+	local loaded= fail=0 pass=0 t live
+
+	if ! grep -q '^ib_ocq ' /proc/modules; then
+		insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
+		loaded=1
+	fi
+	for t in "$@"; do
+		insmod_test ocq_test_rxe.ko test="$t"
+		case $? in 0) pass=1 ;; 4) ;; *) fail=1 ;; esac
+	done
+	rxe_ocq_counters
+	live=$(cat /sys/kernel/debug/ib_ocq/live 2>/dev/null)
+	[ "${live:-0}" = 0 ] || { echo "FAIL: $live ordered CQ(s) still live"; fail=1; }
+	if [ -n "$loaded" ] && ! rmmod ib_ocq; then
+		echo "FAIL: rmmod ib_ocq"
+		fail=1
+	fi
+	[ $fail = 1 ] && exit $KSFT_FAIL
+	[ $pass = 1 ] && exit $KSFT_PASS
+	exit $KSFT_SKIP
+}
