@@ -107,6 +107,9 @@ struct ib_ocq_attr {
  * @domain_runs: runs of flow domains, process workers and the commit step
  * @cq_errors: asynchronous CQ errors (overruns) the provider reported
  * @max_batch: most completions one run took from the CQ
+ * @parks: %IB_OCQ_FLOW, %IB_OCQ_PARALLEL: runs that left the drained CQ
+ *	unarmed because ordering domains still held work; the domain that
+ *	next made progress started the next run
  */
 struct ib_ocq_stats {
 	u64 events;
@@ -123,6 +126,7 @@ struct ib_ocq_stats {
 	u64 domain_runs;
 	u64 cq_errors;
 	u64 max_batch;
+	u64 parks;
 };
 
 struct ib_ocq;

@@ -211,6 +211,7 @@ static int ib_ocq_stats_show(struct seq_file *m, void *unused)
 		   s.rescues, s.stalls);
 	seq_printf(m, "domain_runs %llu\ncq_errors %llu\nmax_batch %llu\n",
 		   s.domain_runs, s.cq_errors, s.max_batch);
+	seq_printf(m, "parks %llu\n", s.parks);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);
@@ -392,9 +393,16 @@ void ib_ocq_free(struct ib_ocq *ocq)
 		return;
 	cancel_delayed_work_sync(&ocq->watchdog);
 	ocq_engine_disable(&ocq->engine);
-	/* the CQ unit first: it is what kicks the domains */
+	/*
+	 * The CQ unit first: it is what kicks the domains.  A domain that made
+	 * room or progress kicks the CQ unit back, and one that took its gate
+	 * before the disable may queue it after this first cancel: once the
+	 * domains are cancelled, cancel the CQ unit again.  Runs that start
+	 * after the disable kick nothing.
+	 */
 	for (i = 0; i < ocq->engine.nr_units; i++)
 		cancel_delayed_work_sync(&ocq->works[i].dwork);
+	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
 	debugfs_remove_recursive(ocq->debugfs);
 	ib_destroy_cq(ocq->cq);
 	ocq_engine_destroy(&ocq->engine);

@@ -12,6 +12,12 @@
  * when it begins a pass, and may drop OCQ_RUN only while OCQ_KICK is still
  * clear: a kick that raced with the end of a pass makes the run look again
  * instead of being lost.  No spinlock is held around any loop.
+ *
+ * In the flow and parallel modes the CQ run only hands completions on.  It
+ * does not arm a drained CQ while the domains still hold work: the next
+ * domain to make progress kicks it instead (ocq_park()), and the completions
+ * that work brings about are polled in batches rather than raising an event
+ * each.  The CQ is armed once it is drained with the domains idle.
  */
 #include <linux/atomic.h>
 #include <linux/bitops.h>
@@ -317,13 +323,60 @@ static bool ocq_stall(struct ocq_engine *e, unsigned int unit,
 	return false;
 }
 
-/* A consumer of @unit made room: wake the CQ run if it waits for it. */
+/*
+ * A consumer of @unit made progress: wake the CQ run if it waits for room
+ * in @unit or is parked.
+ */
 static void ocq_unstall(struct ocq_engine *e, unsigned int unit)
 {
-	smp_mb(); /* pairs with smp_mb() in ocq_stall() */
-	if (atomic_read(&e->stalled) == (int)unit &&
-	    atomic_cmpxchg(&e->stalled, unit, OCQ_NO_STALL) == (int)unit)
+	int s;
+
+	smp_mb(); /* pairs with smp_mb() in ocq_stall() and ocq_park() */
+	s = atomic_read(&e->stalled);
+	if ((s == (int)unit || s == OCQ_STALL_ANY) &&
+	    atomic_cmpxchg(&e->stalled, s, OCQ_NO_STALL) == s)
 		ocq_kick(e, OCQ_UNIT_CQ);
+}
+
+/*
+ * Whether completions handed on are still waiting in a flow domain or the
+ * reorder ring.  Only the CQ run asks; it owns the heads it compares.
+ */
+static bool ocq_domains_busy(struct ocq_engine *e)
+{
+	unsigned int i;
+
+	if (e->mode == IB_OCQ_PARALLEL)
+		/* pairs with smp_store_release() in ocq_commit_drain() */
+		return e->produced != smp_load_acquire(&e->committed);
+	for (i = 1; e->mode == IB_OCQ_FLOW && i < e->nr_units; i++) {
+		struct ocq_unit *u = &e->units[i];
+
+		/* pairs with smp_store_release() in ocq_flow_drain() */
+		if (u->head != smp_load_acquire(&u->tail))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The CQ is drained but domains still hold work: end the run unarmed and
+ * let the next domain that makes progress kick it, so that what their
+ * done() calls bring about is polled in batches instead of raising an event
+ * each.  The same handshake as ocq_stall(): publish the park, then look at
+ * the domains again.  Return true if parked; false if they went idle
+ * meanwhile and the run must go on (and arm).
+ */
+static bool ocq_park(struct ocq_engine *e)
+{
+	atomic_set(&e->stalled, OCQ_STALL_ANY);
+	smp_mb(); /* pairs with smp_mb() in ocq_unstall() */
+	if (!ocq_domains_busy(e)) {
+		atomic_set(&e->stalled, OCQ_NO_STALL);
+		return false;
+	}
+	WRITE_ONCE(e->parks, e->parks + 1);
+	return true;
 }
 
 /* --- IB_OCQ_STRICT: the CQ run dispatches itself --- */
@@ -568,11 +621,14 @@ static int ocq_poll(struct ocq_engine *e, int state, unsigned int *repolls)
 {
 	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) &&
 			!(state & OCQ_RESUMED);
+	/* while domains are busy, one of them will kick: no need to arm */
+	bool unarmed = postpone || ocq_domains_busy(e);
 	struct ocq_pn_count cnt = {};
 	enum ib_pn_status st = IB_PN_NOT_DONE;
 	int n;
 
-	if (postpone) {
+	e->park = false;
+	if (unarmed) {
 		n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
 		cnt.polls++;
 		st = n == OCQ_BATCH ? IB_PN_SUCCESS : IB_PN_NOT_DONE;
@@ -596,6 +652,10 @@ static int ocq_poll(struct ocq_engine *e, int state, unsigned int *repolls)
 		e->drained = st == IB_PN_NOT_DONE;
 		return OCQ_MORE;
 	}
+	if (unarmed) {
+		e->park = st == IB_PN_NOT_DONE;
+		return OCQ_MORE;
+	}
 	e->armed = st == IB_PN_COMPLETED || st == IB_PN_NOT_DONE;
 	if (st == IB_PN_POLL_NEEDED) {
 		WRITE_ONCE(e->repolls, e->repolls + 1);
@@ -615,6 +675,7 @@ static int ocq_cq_pass(struct ocq_engine *e, int state, unsigned int *taken)
 
 	e->armed = false;
 	e->drained = false;
+	e->park = false;
 	for (;;) {
 		if (state & (OCQ_PAUSED | OCQ_DEAD))
 			return OCQ_WAIT;
@@ -631,6 +692,8 @@ static int ocq_cq_pass(struct ocq_engine *e, int state, unsigned int *taken)
 			ocq_postpone(e);
 			return OCQ_WAIT;
 		}
+		if (e->park && ocq_park(e))
+			return OCQ_WAIT;
 		if (*taken >= e->budget)
 			return OCQ_YIELD;
 		step = ocq_poll(e, state, &repolls);
@@ -670,6 +733,12 @@ static void ocq_cq_run(struct ocq_engine *e)
 	trace_ocq_run(e->cq, OCQ_UNIT_CQ);
 	do {
 		state = ocq_pass_begin(gate, OCQ_WATCHDOG);
+		/*
+		 * A run that a kick other than the domain's started finds a
+		 * stall or park of an earlier run still set: this pass looks
+		 * at everything again, and the watchdog must not keep waiting.
+		 */
+		atomic_set(&e->stalled, OCQ_NO_STALL);
 		watchdog |= state & OCQ_WATCHDOG;
 		before = taken;
 		step = ocq_cq_pass(e, state, &taken);
@@ -850,6 +919,9 @@ void ocq_engine_watchdog(struct ocq_engine *e)
 		e->wd_events = events;
 		return;
 	}
+	/* a stalled or parked CQ run waits for a domain, not for an event */
+	if (atomic_read(&e->stalled) != OCQ_NO_STALL)
+		return;
 	old = atomic_read(gate);
 	do {
 		if (old & (OCQ_RUN | OCQ_PAUSED | OCQ_DEAD))
@@ -881,6 +953,7 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 	s->repolls = READ_ONCE(e->repolls);
 	s->rescues = READ_ONCE(e->rescues);
 	s->stalls = READ_ONCE(e->stalls);
+	s->parks = READ_ONCE(e->parks);
 	s->max_batch = READ_ONCE(e->max_batch);
 	for (i = 0; i < e->nr_units; i++) {
 		struct ocq_unit *u = &e->units[i];

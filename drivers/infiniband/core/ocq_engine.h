@@ -29,12 +29,18 @@
 
 #define OCQ_UNIT_CQ 0
 #define OCQ_NO_STALL (-1)
+/* e->stalled: the CQ run waits for any domain to make progress (parked) */
+#define OCQ_STALL_ANY (-2)
 /* ordering domains at most: the CQ run tracks them in one u64 */
 #define OCQ_MAX_DOMAINS 64
 /* completions taken from the CQ per ib_poll_cq() call */
 #define OCQ_BATCH 16
-/* completions one run dispatches before it yields its worker */
-#define OCQ_DEFAULT_BUDGET 256
+/*
+ * completions one run dispatches before it yields its worker: as for
+ * ib_cq's IB_POLL_WORKQUEUE (IB_POLL_BUDGET_WORKQUEUE), since a requeue
+ * costs a work item round trip and runs always execute in one
+ */
+#define OCQ_DEFAULT_BUDGET 65536
 /* empty re-polls after a positive notify before the run yields */
 #define OCQ_MAX_REPOLLS 8
 /* bounds of a flow ring or the reorder ring, in completions */
@@ -128,7 +134,8 @@ struct ocq_slot {
  * @events: completion handler calls (A)
  * @pauses: pauses, requested and postponed arms (A)
  * @cq_errors: asynchronous CQ errors (A)
- * @stalled: unit the CQ run waits on for room, or OCQ_NO_STALL (A)
+ * @stalled: unit the CQ run waits on for room, OCQ_STALL_ANY while it is
+ *	parked, or OCQ_NO_STALL (A)
  * @claimed: %IB_OCQ_PARALLEL: next slot a worker processes (A)
  * @wcs: completions of the last poll (C)
  * @wc_pos: first completion of @wcs not yet handed on (C)
@@ -136,6 +143,8 @@ struct ocq_slot {
  * @armed: the poll that filled @wcs left the CQ armed (C)
  * @drained: postponed arm: the poll that filled @wcs found the CQ drained
  *	and did not arm it (C)
+ * @park: the poll that filled @wcs found the CQ drained and did not arm it,
+ *	because ordering domains still held work (C)
  * @produced: %IB_OCQ_PARALLEL: next slot to fill (P: C writes, workers and
  *	M read)
  * @committed: %IB_OCQ_PARALLEL: next slot to commit (P: M writes, C reads)
@@ -146,6 +155,7 @@ struct ocq_slot {
  * @repolls: passes repeated because the arm was not confirmed (C)
  * @rescues: completions found by runs the watchdog started (C)
  * @stalls: waits for room in a domain (C)
+ * @parks: runs that ended unarmed while domains held work (C)
  * @max_batch: most completions one run took (C)
  * @wd_events: @events at the watchdog's last tick (W)
  */
@@ -176,6 +186,7 @@ struct ocq_engine {
 	unsigned int wc_cnt;
 	bool armed;
 	bool drained;
+	bool park;
 	u32 produced;
 	u32 committed;
 	u64 runs;
@@ -185,6 +196,7 @@ struct ocq_engine {
 	u64 repolls;
 	u64 rescues;
 	u64 stalls;
+	u64 parks;
 	u64 max_batch;
 	long wd_events;
 };

@@ -94,6 +94,7 @@ void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s)
 	s->domain_runs = st.domain_runs;
 	s->cq_errors = st.cq_errors;
 	s->max_batch = st.max_batch;
+	s->parks = st.parks;
 }
 
 void sim_engine_event(struct ocq_engine *e)

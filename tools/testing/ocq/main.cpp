@@ -83,7 +83,7 @@ struct Result {
 	double secs = 0;
 	bool complete = false;
 	long handler_calls = 0, empty_handlers = 0, runs = 0, empty_runs = 0;
-	long stalls = 0, yields = 0, rescues = 0;
+	long stalls = 0, yields = 0, rescues = 0, parks = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -150,6 +150,7 @@ std::vector<CaseSpec> all_cases()
 		v.push_back(make_case("pause-in-done", p));
 	for (const char *p : {"iba-weak", "concurrent"})
 		v.push_back(make_case("teardown-flow", p));
+	v.push_back(make_case("teardown-parallel", "iba-weak"));
 	for (const char *p : {"iba-weak", "strong"})
 		v.push_back(make_case("postpone-in-done", p));
 	v.push_back(make_case("stall-flow", "iba-weak"));
@@ -172,6 +173,10 @@ std::vector<CaseSpec> all_cases()
 	// negative controls: wrong setups the checker must reject
 	c = make_case("strict", "lossy", "control/lossy-without-watchdog");
 	c.no_watchdog = true;
+	c.expect_failure = true;
+	v.push_back(c);
+	c = make_case("teardown-flow", "iba-weak", "control/teardown-cancels-cq-once");
+	c.single_cancel = true;
 	c.expect_failure = true;
 	v.push_back(c);
 	c = make_case("strict", "iba-weak", "control/strong-policy-on-iba-weak");
@@ -209,6 +214,7 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.runs += o.runs;
 			r.empty_runs += o.empty_runs;
 			r.stalls += o.stalls;
+			r.parks += o.parks;
 			r.yields += o.yields;
 			r.rescues += o.rescues;
 			if (!o.failures.empty()) {
@@ -239,6 +245,8 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.failure = "coverage: no run ever waited for room";
 		if (spec.mode == "strict" && !r.yields)
 			r.failure = "coverage: no run ever spent its budget";
+		if ((spec.mode == "flow" || spec.mode == "parallel") && !r.parks)
+			r.failure = "coverage: no run ever parked";
 		if (spec.provider == "lossy" && !r.rescues)
 			r.failure = "coverage: the watchdog never rescued";
 	}
@@ -288,6 +296,8 @@ bool report(const CaseSpec &spec, const Result &r)
 		std::printf("  empty-runs=%s", percent(r.empty_runs, r.runs).c_str());
 	else if (spec.mode.rfind("stall-", 0) == 0)
 		std::printf("  stalls=%ld", r.stalls);
+	else if (spec.mode == "flow" || spec.mode == "parallel")
+		std::printf("  parks=%ld", r.parks);
 	else if (spec.provider == "lossy")
 		std::printf("  rescues=%ld", r.rescues);
 	std::printf("\n");

@@ -74,6 +74,7 @@ const ModeInfo modes[] = {
 	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0},
 	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0},
 	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0},
+	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0},
 	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0},
 	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0},
 	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0},
@@ -388,8 +389,15 @@ void World::teardown()
 {
 	torn_ = true; /* started once the ULP saw every completion */
 	sim_engine_disable(engine_);
+	/*
+	 * As ib_ocq_free(): the CQ unit, the domains, then the CQ unit again,
+	 * which a domain that took its gate before the disable may have
+	 * queued once more.
+	 */
 	for (unsigned int u = 0; u < units_.size(); u++)
-		cancel(u);
+		cancel(u, u != 0 || spec_.single_cancel);
+	if (!spec_.single_cancel)
+		cancel(0, true);
 	prov_->destroy();
 	sim_engine_stats(engine_, &stats_);
 	stats_taken_ = true;
@@ -399,7 +407,8 @@ void World::teardown()
 	freed_ = true;
 }
 
-void World::cancel(unsigned int unit)
+// cancel_work_sync(); with @final, a later schedule() is a bug
+void World::cancel(unsigned int unit, bool final)
 {
 	Unit &u = units_[unit];
 
@@ -409,7 +418,7 @@ void World::cancel(unsigned int unit)
 	sched_.wait(
 		"cancel_work_sync: wait", [&u] { return !u.running; }, false);
 	u.cancelling = false;
-	u.cancelled = true;
+	u.cancelled = final;
 }
 
 // --- the ULP ---
@@ -510,6 +519,7 @@ Outcome World::run()
 	o.runs = (long)s.runs;
 	o.empty_runs = (long)s.empty_runs;
 	o.stalls = (long)s.stalls;
+	o.parks = (long)s.parks;
 	for (const Unit &u : units_)
 		o.yields += u.requeues;
 	o.rescues = (long)s.rescues;

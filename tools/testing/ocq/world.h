@@ -30,6 +30,7 @@ struct CaseSpec {
 	enum sim_policy policy = SIM_ARM_AUTO;
 	bool expect_failure = false; // a seeded bug or a negative control
 	bool no_watchdog = false;    // lossy provider without its safety net
+	bool single_cancel = false;  // teardown cancels the CQ unit only once
 };
 
 // How a mode sets up the world.
@@ -60,6 +61,7 @@ struct Outcome {
 	long runs = 0;		// engine: CQ runs
 	long empty_runs = 0;	// engine: CQ runs that dispatched nothing
 	long stalls = 0;	// engine: waits for room in a domain
+	long parks = 0;		// engine: runs that ended unarmed, domains busy
 	long yields = 0;	// host: runs that requeued themselves
 	long rescues = 0;	// engine: completions the watchdog found
 };
@@ -117,7 +119,7 @@ private:
 	void pauser();
 	void watchdog();
 	void teardown();
-	void cancel(unsigned int unit);
+	void cancel(unsigned int unit, bool final);
 	void pattern1();
 	void step(const char *what);
 	void fail(const std::string &why);
