@@ -73,12 +73,20 @@ bench:
 
 # The soak: selftests/soak/ (the fake provider's mixed scenarios, then the demo on
 # each ordered CQ path), DURATION seconds in all.  The guest's /init gets
-# SOAK_SECONDS from the kernel command line; the timeouts grow with it.
+# SOAK_SECONDS from the kernel command line; the timeouts grow with it.  The last
+# line sums the parts' "SOAK <part>: completions=N lost=N ..." lines from their logs.
 soak:
-	@half=$$(( $(DURATION) / 2 )); \
+	@half=$$(( $(DURATION) / 2 )); out=$$(mktemp); \
 		W='$(W)' SMP='$(SMP)' TESTS='soak_fake soak_demo' \
 		KAPPEND="SOAK_SECONDS=$$half" TIMEOUT_SCALE=$$(( (half + 120) / 300 + 1 )) \
-		$(VM)/check.sh '$(KERNEL)'
+		$(VM)/check.sh '$(KERNEL)' | tee $$out; rc=$${PIPESTATUS[0]}; \
+		logs=$$(sed -n 's|^check: logs: \(.*\)/$$|\1|p' $$out | head -1); rm -f $$out; \
+		cat $${logs:-/nonexistent}/tests/soak_*.log 2>/dev/null | awk ' \
+			/^# SOAK [a-z]+: / { sub(":", "", $$3); parts = parts sep $$3 " " substr($$4, 13); \
+				sep = ", "; for (i = 4; i <= NF; i++) { split($$i, kv, "="); t[kv[1]] += kv[2] } } \
+			END { printf "soak totals: completions=%.0f (%s) lost=%.0f reordered=%.0f duplicated=%.0f\n", \
+				t["completions"], parts, t["lost"], t["reordered"], t["duplicated"] }'; \
+		exit $$rc
 
 # tools/lint/lint.sh gets the kernel's variables in its environment: KVER, ROOT, KH,
 # KCOMMON_MAKEFILE, KMAKE_EXTRA, VMLINUX, KCONFIG (see tools/testing/vm/kernel.sh).
