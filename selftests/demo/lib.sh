@@ -82,3 +82,41 @@ demo_rate() {
 demo_ocq_live() {
 	cat /sys/kernel/debug/ib_ocq/live 2>/dev/null || echo 0
 }
+
+# demo_wait_calls SECONDS: wait until the running run has answered a call
+demo_wait_calls() {
+	local i=0 max=$(($1 * 10))
+
+	while [ $i -lt $max ]; do
+		[ "$(demo_get state)" = running ] || return 1
+		[ "$(demo_get calls)" -gt 0 ] && return 0
+		sleep 0.1
+		i=$((i + 1))
+	done
+	return 1
+}
+
+# the allocations ib_ocq holds for ordered CQs
+demo_ocq_allocs() {
+	cat /sys/kernel/debug/ib_ocq/allocs 2>/dev/null || echo 0
+}
+
+# demo_check_accounting: every call of the ended run is accounted for once:
+# answered, or lost (done, stopped) or failed (aborted), and none was
+# reordered or duplicated
+demo_check_accounting() {
+	local s c i l f
+
+	s=$(demo_get state) c=$(demo_get calls) i=$(demo_get issued)
+	l=$(demo_get lost) f=$(demo_get failed)
+	[ "$(demo_get reorders)" = 0 ] || { echo "reorders=$(demo_get reorders)"; return 1; }
+	[ "$(demo_get duplicated)" = 0 ] ||
+		{ echo "duplicated=$(demo_get duplicated)"; return 1; }
+	case $s in
+	aborted) [ "$l" = 0 ] || { echo "lost=$l on an abort"; return 1; } ;;
+	done|stopped) [ "$f" = 0 ] || { echo "failed=$f without an abort"; return 1; } ;;
+	*) echo "state $s"; return 1 ;;
+	esac
+	[ $((c + l + f)) = "$i" ] ||
+		{ echo "issued=$i but calls=$c + lost=$l + failed=$f"; return 1; }
+}

@@ -250,15 +250,18 @@ void od_cconn_qp_caps(struct od_cconn *c, struct ib_qp_cap *cap)
 /**
  * od_cconn_lost - count the calls never answered
  * @c: the connection, its QP drained
+ * @aborted: the run was aborted: they failed (in flight at the error)
+ *	rather than got lost
  */
-void od_cconn_lost(struct od_cconn *c)
+void od_cconn_lost(struct od_cconn *c, bool aborted)
 {
+	u64 *n = aborted ? &c->cnt.failed : &c->cnt.lost;
 	u32 i;
 
 	spin_lock_bh(&c->lock);
 	for (i = 0; c->slots && i < c->nslots; i++)
 		if (c->slots[i].refs && c->slots[i].waiting)
-			c->cnt.lost++;
+			(*n)++;
 	spin_unlock_bh(&c->lock);
 }
 
@@ -528,11 +531,18 @@ static void od_cli_release(struct ib_sq_acct *sq, u64 seq, void *ctx)
 	od_cslot_put(s->conn, s);
 }
 
-/* A completion with an error: count it; a real error ends the run. */
+/*
+ * A completion with an error: count it; a real error ends the run.  A flush
+ * while the run goes on means that the QP went to the error state under us
+ * (the link went away): end the run too, without counting an error.
+ */
 static void od_cli_wc_error(struct od_cconn *c, struct ib_wc *wc)
 {
-	if (wc->status == IB_WC_WR_FLUSH_ERR)
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		if (!READ_ONCE(c->run->stopping))
+			od_run_end(c->run, OD_ABORTED);
 		return;
+	}
 	spin_lock_bh(&c->lock);
 	c->cnt.errors++;
 	spin_unlock_bh(&c->lock);
@@ -678,8 +688,11 @@ static void od_cli_put_chunk(struct od_cconn *c, struct od_cslot *s,
 		};
 		ret = ib_sq_acct_post_send(&c->acct, c->qp, &ch->inv_wr, false,
 					   NULL, &ch->inv.seq);
-		if (ret)
+		if (ret) {
 			c->cnt.errors++;
+			pr_info("conn %d: posting a LOCAL_INV failed: %d\n",
+				c->idx, ret);
+		}
 		ch->valid = false;
 	}
 	c->free_chunks[c->nfree_chunks++] = ch - c->chunks;
@@ -740,6 +753,9 @@ static void od_cli_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_device(run->dev, r->dma, od_hdr_len(&run->p),
 				      DMA_FROM_DEVICE);
 	ret = ib_post_recv(c->qp, &r->wr, NULL);
+	if (ret)
+		pr_info("conn %d: reposting a receive failed: %d\n", c->idx,
+			ret);
 	spin_lock_bh(&c->lock);
 	if (ret)
 		c->cnt.errors++;

@@ -25,9 +25,19 @@ static int od_server_addr(struct sockaddr_in *sin)
 	return 0;
 }
 
+/* A QP that became unusable ends the run; rdma_cm reports nothing. */
 static void od_qp_event(struct ib_event *ev, void *ctx)
 {
 	pr_info("QP event: %s\n", ib_event_msg(ev->event));
+	switch (ev->event) {
+	case IB_EVENT_QP_FATAL:
+	case IB_EVENT_QP_REQ_ERR:
+	case IB_EVENT_QP_ACCESS_ERR:
+		od_run_end(&od_run, OD_ABORTED);
+		break;
+	default:
+		break;
+	}
 }
 
 static int od_create_qp(struct rdma_cm_id *id, struct od_side *side,
@@ -138,7 +148,7 @@ int od_cm_server_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		return od_srv_connect(id, ev);
 	if (id->context == &od_run) { /* the listener */
 		if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-			od_run_end(&od_run, OD_ABORTED);
+			od_run_removed(&od_run);
 		return 0;
 	}
 	switch (ev->event) {
@@ -152,7 +162,7 @@ int od_cm_server_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		set_bit(OD_CONN_DOWN, &s->flags);
-		od_run_end(&od_run, OD_ABORTED);
+		od_run_removed(&od_run);
 		break;
 	default:
 		break;
@@ -187,6 +197,10 @@ int od_listen(struct od_run *run)
 	if (!id->device)
 		return -ENODEV;
 	run->dev = id->device;
+	run->port = id->port_num ? id->port_num : 1;
+	/* a connection made now would be torn down with the link down */
+	if (!od_port_up(run))
+		return -ENETDOWN;
 	return 0;
 }
 
@@ -284,7 +298,7 @@ static int od_cm_client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		od_cli_down(c, false);
-		od_run_end(&od_run, OD_ABORTED);
+		od_run_removed(&od_run);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

@@ -319,10 +319,12 @@ static void od_show_result(struct seq_file *m, const struct od_result *r)
 
 	seq_printf(m, "calls=%llu\n", r->calls);
 	seq_printf(m, "calls_target=%llu\n", od_run.p.calls);
+	seq_printf(m, "issued=%llu\n", r->issued);
 	seq_printf(m, "bytes=%llu\nerrors=%llu\n", r->bytes, r->errors);
 	seq_printf(m, "credit_stalls=%llu\nreorders=%llu\n", r->credit_stalls,
 		   r->reorders);
-	seq_printf(m, "lost=%llu\nduplicated=%llu\n", r->lost, r->duplicated);
+	seq_printf(m, "lost=%llu\nfailed=%llu\n", r->lost, r->failed);
+	seq_printf(m, "duplicated=%llu\n", r->duplicated);
 	seq_printf(m, "completions=%llu\nevents=%llu\n", r->completions,
 		   r->events);
 	seq_printf(m, "runs=%llu\nempty_runs=%llu\n", r->runs, r->empty_runs);

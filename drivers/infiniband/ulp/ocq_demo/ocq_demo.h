@@ -42,6 +42,12 @@
 /* waits of the control path */
 #define OD_CONNECT_MS 5000
 #define OD_QUIESCE_MS 3000
+/*
+ * An aborted run is torn down only once its port is up: how long to let a
+ * link state change settle, and how long to wait for the port at most.
+ */
+#define OD_SETTLE_MS 500
+#define OD_PORT_WAIT_MS 15000
 
 enum od_path {
 	OD_OCQ_STRICT,
@@ -142,6 +148,7 @@ struct od_cm_rep {
  * @credit_stalls: calls held back for lack of credit (client)
  * @reorders: calls or replies that came after a later one
  * @lost: calls never answered (client, at the end)
+ * @failed: calls in flight when the run was aborted (client, at the end)
  * @duplicated: calls or replies seen twice
  * @hist: call latencies, log2 ns buckets (client)
  *
@@ -154,6 +161,7 @@ struct od_counts {
 	u64 credit_stalls;
 	u64 reorders;
 	u64 lost;
+	u64 failed;
 	u64 duplicated;
 	u64 hist[OD_HIST];
 };
@@ -411,11 +419,13 @@ struct od_side {
 /**
  * struct od_result - what the control file reports; see Documentation/demo.rst
  * @calls: calls answered
+ * @issued: calls posted
  * @bytes: payload bytes moved
  * @errors: verification failures, over-runs, completion errors
  * @credit_stalls: calls held back for lack of credit
  * @reorders: calls and replies that came after a later one
  * @lost: calls never answered
+ * @failed: calls in flight when the run was aborted
  * @duplicated: calls and replies seen twice
  * @completions: done() calls
  * @events: completion handler calls
@@ -429,7 +439,8 @@ struct od_side {
  * @hist: call latencies, log2 ns buckets
  */
 struct od_result {
-	u64 calls, bytes, errors, credit_stalls, reorders, lost, duplicated;
+	u64 calls, issued, bytes, errors, credit_stalls, reorders, lost, failed;
+	u64 duplicated;
 	u64 completions, events, runs, empty_runs, repolls, arms;
 	u64 signaled, sends, cpu_ns;
 	u64 hist[OD_HIST];
@@ -456,6 +467,8 @@ struct od_result {
  * @t_start: ktime of the start (I)
  * @t_end: ktime of the end (M)
  * @dev: the device (I)
+ * @port: the device's port (I)
+ * @removing: rdma_cm reported the device's removal (A)
  * @listen_id: the server's listener (I)
  * @cli: the client side (I)
  * @srv: the server side (I)
@@ -482,6 +495,8 @@ struct od_run {
 	u64 t_start;
 	u64 t_end;
 	struct ib_device *dev;
+	u32 port;
+	bool removing;
 	struct rdma_cm_id *listen_id;
 	struct od_side cli;
 	struct od_side srv;
@@ -514,6 +529,8 @@ void od_control_exit(void);
 int od_run_start(const struct od_params *p);
 int od_run_stop(void);
 void od_run_end(struct od_run *run, enum od_state how);
+void od_run_removed(struct od_run *run);
+bool od_port_up(struct od_run *run);
 void od_run_result(struct od_run *run, struct od_result *r);
 void od_run_init(void);
 void od_run_exit(void);
@@ -541,7 +558,7 @@ int od_cconn_setup(struct od_cconn *c);
 void od_cconn_teardown(struct od_cconn *c);
 void od_cconn_kick(struct od_cconn *c);
 void od_cconn_qp_caps(struct od_cconn *c, struct ib_qp_cap *cap);
-void od_cconn_lost(struct od_cconn *c);
+void od_cconn_lost(struct od_cconn *c, bool aborted);
 struct od_recv *od_recv_alloc(void *conn, struct ib_device *dev, u32 n, u32 len,
 			      void (*done)(struct ib_cq *cq, struct ib_wc *wc));
 void od_recv_free(struct od_recv *r, struct ib_device *dev, u32 n, u32 len);

@@ -20,6 +20,7 @@
 #include <linux/ktime.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <rdma/ib_cache.h>
 #include "ocq_demo.h"
 
 struct od_run od_run;
@@ -38,6 +39,7 @@ static void od_add_counts(struct od_result *r, const struct od_counts *c)
 	r->credit_stalls += c->credit_stalls;
 	r->reorders += c->reorders;
 	r->lost += c->lost;
+	r->failed += c->failed;
 	r->duplicated += c->duplicated;
 	for (i = 0; i < OD_HIST; i++)
 		r->hist[i] += c->hist[i];
@@ -90,6 +92,7 @@ void od_run_result(struct od_run *run, struct od_result *r)
 	memset(r, 0, sizeof(*r));
 	for (i = 0; run->cconns && i < run->p.conns; i++) {
 		od_add_counts(r, &run->cconns[i].cnt);
+		r->issued += READ_ONCE(run->cconns[i].next_xid);
 		od_add_acct(r, &run->cconns[i].acct, run->cconns[i].acct_ready);
 	}
 	for (i = 0; run->sconns && i < run->p.conns; i++) {
@@ -126,6 +129,69 @@ static void od_quiesce(struct od_run *run)
 	WRITE_ONCE(run->stopping, true);
 	while (od_outstanding(run) && time_before(jiffies, end))
 		msleep(OD_TICK_MS / 5);
+}
+
+/**
+ * od_port_up - whether the run's port is up, or need not be waited for
+ * @run: the run
+ *
+ * Context: any context but hard IRQ; the run active (od_mutex held, or
+ * from its monitor or its completions).
+ * Return: true if the port is ACTIVE, or the device is going away.
+ */
+bool od_port_up(struct od_run *run)
+{
+	enum ib_port_state st;
+
+	if (READ_ONCE(run->removing) || !run->dev)
+		return true;
+	if (ib_get_cached_port_state(run->dev, run->port, &st))
+		return true;
+	return st == IB_PORT_ACTIVE;
+}
+
+/*
+ * Wait until the port is up again, OD_PORT_WAIT_MS at most.  Tearing down
+ * a connection sends CM MADs (DREQ, REJ), and rxe's GSI QP does not survive
+ * a send while its netdev is down: the MAD is never completed (then
+ * rdma_destroy_id() waits for ever) or the QP is left in the error state,
+ * and no connection can be made on the device again.  A completion error
+ * can come before the port is marked down: let the link state settle.
+ */
+static void od_wait_port(struct od_run *run)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(OD_PORT_WAIT_MS);
+
+	if (READ_ONCE(run->removing))
+		return;
+	msleep(OD_SETTLE_MS);
+	if (od_port_up(run))
+		return;
+	pr_info("run %u: port %u is down, waiting for it\n", run->gen,
+		run->port);
+	while (!od_port_up(run) && time_before(jiffies, end))
+		msleep(OD_TICK_MS);
+	if (!od_port_up(run)) {
+		pr_info("run %u: port %u still down, tearing down\n", run->gen,
+			run->port);
+		return;
+	}
+	/* the routes come back with the link */
+	msleep(OD_SETTLE_MS);
+}
+
+/* Whether any connection has an rdma_cm id to disconnect or destroy. */
+static bool od_has_conns(struct od_run *run)
+{
+	int i;
+
+	for (i = 0; run->cconns && i < run->p.conns; i++)
+		if (run->cconns[i].id)
+			return true;
+	for (i = 0; run->sconns && i < run->p.conns; i++)
+		if (run->sconns[i].id)
+			return true;
+	return false;
 }
 
 static void od_drain(struct ib_qp *qp)
@@ -207,12 +273,14 @@ static void od_teardown(struct od_run *run, enum od_state how)
 	lockdep_assert_held(&od_mutex);
 	WRITE_ONCE(run->stopping, true);
 	atomic_cmpxchg(&run->ending, 0, how);
+	if (how == OD_ABORTED && od_has_conns(run))
+		od_wait_port(run);
 	/* the monitor keeps resuming postponed CQs until the drains are done */
 	od_teardown_qps(run);
 	cancel_delayed_work_sync(&run->monitor);
-	/* an aborted run's unanswered calls are not "lost" */
-	for (i = 0; how != OD_ABORTED && run->cconns && i < run->p.conns; i++)
-		od_cconn_lost(&run->cconns[i]);
+	/* an aborted run's unanswered calls failed, they are not "lost" */
+	for (i = 0; run->cconns && i < run->p.conns; i++)
+		od_cconn_lost(&run->cconns[i], how == OD_ABORTED);
 	od_run_result(run, &run->res);
 	od_teardown_conns(run);
 	od_teardown_side(&run->cli);
@@ -226,9 +294,10 @@ static void od_teardown(struct od_run *run, enum od_state how)
 	run->t_end = ktime_get_ns();
 	run->active = false;
 	WRITE_ONCE(run->state, how);
-	pr_info("run %u %s: %llu calls, %llu errors, %llu reorders, %llu lost, %llu duplicated\n",
+	pr_info("run %u %s: %llu calls, %llu errors, %llu reorders, %llu lost, %llu failed, %llu duplicated\n",
 		run->gen, od_state_names[how], run->res.calls, run->res.errors,
-		run->res.reorders, run->res.lost, run->res.duplicated);
+		run->res.reorders, run->res.lost, run->res.failed,
+		run->res.duplicated);
 }
 
 static void od_end_work(struct work_struct *work)
@@ -260,6 +329,18 @@ void od_run_end(struct od_run *run, enum od_state how)
 		queue_work(od_wq, &run->end_work);
 }
 
+/**
+ * od_run_removed - the device goes away: end the run without waiting
+ * @run: the run
+ *
+ * Context: any context but hard IRQ.
+ */
+void od_run_removed(struct od_run *run)
+{
+	WRITE_ONCE(run->removing, true);
+	od_run_end(run, OD_ABORTED);
+}
+
 /* ---- the monitor ---- */
 
 static bool od_run_finished(struct od_run *run, u64 done)
@@ -284,6 +365,13 @@ static void od_monitor(struct work_struct *work)
 	}
 	if (atomic_read(&run->ending))
 		goto again;
+	/* rxe may keep the QPs of a downed link quiet: end the run now */
+	if (!od_port_up(run)) {
+		pr_info("run %u: port %u is down, ending it\n", run->gen,
+			run->port);
+		od_run_end(run, OD_ABORTED);
+		goto again;
+	}
 	if (od_run_finished(run, done))
 		WRITE_ONCE(run->stopping, true);
 	if (od_disconnect_after && done >= od_disconnect_after &&
@@ -386,6 +474,8 @@ static void od_run_reset(struct od_run *run, const struct od_params *p)
 	run->progress = 0;
 	run->progress_t = jiffies;
 	run->peer_disconnected = false;
+	run->removing = false;
+	run->port = 1;
 	run->t_start = ktime_get_ns();
 	run->t_end = 0;
 	run->active = true;

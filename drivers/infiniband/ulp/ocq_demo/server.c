@@ -393,10 +393,14 @@ static void od_srv_account(struct od_sconn *s, const struct od_hdr *h)
 		s->cnt.errors++; /* the client over-ran its credits */
 }
 
+/* As od_cli_wc_error(). */
 static void od_srv_wc_error(struct od_sconn *s, struct ib_wc *wc)
 {
-	if (wc->status == IB_WC_WR_FLUSH_ERR)
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		if (!READ_ONCE(s->run->stopping))
+			od_run_end(s->run, OD_ABORTED);
 		return;
+	}
 	spin_lock_bh(&s->lock);
 	s->cnt.errors++;
 	spin_unlock_bh(&s->lock);
@@ -437,6 +441,9 @@ static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_device(run->dev, r->dma, od_srv_len(&run->p),
 				      DMA_FROM_DEVICE);
 	ret = ib_post_recv(s->qp, &r->wr, NULL);
+	if (ret)
+		pr_info("conn %d: reposting a receive failed: %d\n", s->idx,
+			ret);
 	spin_lock_bh(&s->lock);
 	if (ret)
 		s->cnt.errors++;
