@@ -72,6 +72,11 @@ static uint cq_size = 100;
 module_param(cq_size, uint, 0444);
 MODULE_PARM_DESC(cq_size, "shared_cq: CQ entries asked for");
 
+static uint phase_timeout_s = 120;
+module_param(phase_timeout_s, uint, 0444);
+MODULE_PARM_DESC(phase_timeout_s,
+		 "seconds a phase may take before it counts as stuck");
+
 /* Receives kept posted per receiving QP in the stream tests. */
 #define SQT_STREAM_RECVS 256
 /*
@@ -85,8 +90,6 @@ MODULE_PARM_DESC(cq_size, "shared_cq: CQ entries asked for");
 #define SQT_MSG_SIZE 64
 /* Shared CQ entries kept back for the drain WRs (one send, one receive). */
 #define SQT_DRAIN_HEADROOM 2
-/* How long a phase may take before it counts as stuck. */
-#define SQT_PHASE_TIMEOUT (120 * HZ)
 /* teardown: stream this long before the drain. */
 #define SQT_TEARDOWN_MS 300
 /* RNR NAK timer encoding: 1 = 0.01 ms, so a short receive gap costs little. */
@@ -740,7 +743,7 @@ static void sqt_run_start(struct sqt_run *run, u64 per_conn)
  */
 static bool sqt_run_wait(struct sqt_run *run)
 {
-	unsigned long end = jiffies + SQT_PHASE_TIMEOUT;
+	unsigned long end = jiffies + (unsigned long)phase_timeout_s * HZ;
 
 	while (!wait_for_completion_timeout(&run->done, HZ))
 		if (time_after(jiffies, end))
@@ -1088,7 +1091,7 @@ static int sqt_run_test(void)
 		return -EINVAL;
 	}
 	if (depth < 4 || depth > 4096 || sends < 16 || baseline_sends < 16 ||
-	    cq_size < 8) {
+	    cq_size < 8 || !phase_timeout_s || phase_timeout_s > 86400) {
 		pr_err("bad parameters\n");
 		return -EINVAL;
 	}

@@ -5,6 +5,22 @@
 # then 3*10^4 each with the marker and signal-all policies for comparison, in one load:
 # no post fails for lack of space, no CQ overrun, every release hook runs once.
 # Prints the signaled fraction and the send rate of each policy.
+#
+# A phase counts as stuck after 120 s; a debug kernel (make check DEBUG_KERNEL=, whose
+# release is <version>-debug-<flavour>, with lockdep or KCSAN) streams several times
+# slower, so there a phase gets 4 times as long, as the runner's TIMEOUT_SCALE gives
+# the test.
 . /selftests/lib/ksft.sh
 
-insmod_test ocq_sq_test.ko test=stream sends=100000 baseline_sends=30000 depth=64
+phase_timeout_s=120
+debug_kernel() {
+	case $(uname -r) in *-debug-*) return 0 ;; esac
+	[ -e /proc/lockdep ] || [ -e /sys/kernel/debug/kcsan ] || [ -e /sys/kernel/debug/kmemleak ]
+}
+if debug_kernel; then
+	phase_timeout_s=480
+	echo "debug kernel $(uname -r): phase timeout ${phase_timeout_s}s"
+fi
+
+insmod_test ocq_sq_test.ko test=stream sends=100000 baseline_sends=30000 depth=64 \
+	phase_timeout_s=$phase_timeout_s

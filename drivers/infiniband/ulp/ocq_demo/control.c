@@ -191,7 +191,8 @@ static int od_parse_key(enum od_key k, char *val, struct od_params *p,
 				    r);
 	case OD_K_POSTPONE:
 		ret = od_parse_u32(key, val, 0, 1, &b, r);
-		p->postpone = b;
+		if (!ret)
+			p->postpone = b;
 		return ret;
 	default:
 		return od_refuse(r, "internal: key %d", k);
@@ -296,9 +297,12 @@ static ssize_t od_control_write(struct file *file, const char __user *ubuf,
 		buf = memdup_user_nul(ubuf, len);
 		if (IS_ERR(buf))
 			return PTR_ERR(buf);
+		/* a command is text: a NUL inside would hide what follows it */
+		if (strlen(buf) != len)
+			ret = od_refuse(&r, "a NUL byte in the command");
 	}
 	mutex_lock(&od_mutex);
-	if (buf)
+	if (buf && !r.why[0])
 		ret = od_command(buf, &r);
 	if (r.why[0]) {
 		pr_info("control: %s\n", r.why);
