@@ -18,7 +18,7 @@ trap cleanup EXIT
 for p in ocq-flow upstream-wq ocq-parallel; do
 	rxe_present || rxe_create || ksft_fail "no rxe0"
 	demo_load || ksft_fail "loading the modules failed"
-	demo_cmd start conns=4 duration_ms=60000 mix=null:1,echo:1,read:1,write:1 \
+	demo_cmd start conns=4 duration_ms=600000 mix=null:1,echo:1,read:1,write:1 \
 		chunk_size=16384 path=$p || ksft_fail "start refused: $(demo_get error)"
 	sleep 2
 	[ "$(demo_get state)" = running ] || ksft_fail "$p: not running before the delete"

@@ -19,7 +19,7 @@ trap cleanup EXIT
 demo_load || ksft_fail "loading the modules failed"
 for p in ocq-flow ocq-parallel upstream-wq; do
 	echo 300 > "$HOOK" || ksft_fail "cannot set the test hook"
-	demo_cmd start conns=3 duration_ms=60000 mix=null:1,echo:1,read:1,write:1 \
+	demo_cmd start conns=3 duration_ms=600000 mix=null:1,echo:1,read:1,write:1 \
 		chunk_size=4096 path=$p || ksft_fail "start refused: $(demo_get error)"
 	s=$(demo_wait_end 40)
 	[ "$s" = aborted ] || ksft_fail "$p: state $s after the disconnect, want aborted"

@@ -27,7 +27,7 @@ live0=$(demo_ocq_live) allocs0=$(demo_ocq_allocs)
 for p in ocq-flow ocq-strict ocq-parallel upstream-wq; do
 	c=1
 	while [ $c -le $CYCLES ]; do
-		demo_cmd start conns=3 duration_ms=60000 $MIX chunk_size=8192 path=$p ||
+		demo_cmd start conns=3 duration_ms=600000 $MIX chunk_size=8192 path=$p ||
 			ksft_fail "$p/$c: start refused: $(demo_get error)"
 		demo_wait_calls 10 || ksft_fail "$p/$c: no calls before the delete"
 		rxe_delete || ksft_fail "$p/$c: rdma link delete failed"

@@ -53,7 +53,7 @@ next_run() {
 demo_load || ksft_fail "loading the modules failed"
 for p in ocq-flow ocq-strict ocq-parallel upstream-wq; do
 	mark=$(ksft_mark)
-	demo_cmd start conns=$CONNS credits=$CREDITS duration_ms=60000 $MIX \
+	demo_cmd start conns=$CONNS credits=$CREDITS duration_ms=600000 $MIX \
 		chunk_size=8192 path=$p || ksft_fail "$p: start refused: $(demo_get error)"
 	demo_wait_calls 10 || ksft_fail "$p: no calls before the flap ($(demo_get state))"
 	ip link set "$RXE_NETDEV" down || ksft_fail "cannot set $RXE_NETDEV down"

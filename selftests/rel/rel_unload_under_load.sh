@@ -28,7 +28,7 @@ for p in ocq-strict ocq-flow ocq-parallel upstream-wq; do
 		# the library refuses to go while the demo is loaded, idle...
 		rmmod ib_ocq 2>/dev/null && ksft_fail "$p/$c: ib_ocq unloaded under ocq_demo"
 		# ...and while a run streams, which goes on unharmed
-		demo_cmd start conns=3 duration_ms=5000 $MIX chunk_size=8192 path=$p ||
+		demo_cmd start conns=3 duration_ms=8000 $MIX chunk_size=8192 path=$p ||
 			ksft_fail "$p/$c: start refused: $(demo_get error)"
 		demo_wait_calls 10 || ksft_fail "$p/$c: no calls ($(demo_get state))"
 		rmmod ib_ocq 2>/dev/null && ksft_fail "$p/$c: ib_ocq unloaded during a run"
@@ -45,7 +45,7 @@ for p in ocq-strict ocq-flow ocq-parallel upstream-wq; do
 		demo_check_accounting || ksft_fail "$p/$c: calls not accounted for"
 
 		# the demo's rmmod stops its run and frees everything
-		demo_cmd start conns=3 duration_ms=60000 $MIX chunk_size=8192 path=$p ||
+		demo_cmd start conns=3 duration_ms=600000 $MIX chunk_size=8192 path=$p ||
 			ksft_fail "$p/$c: start refused: $(demo_get error)"
 		demo_wait_calls 10 || ksft_fail "$p/$c: no calls ($(demo_get state))"
 		case $p in
