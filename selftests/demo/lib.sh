@@ -17,8 +17,15 @@ CTL=/sys/kernel/debug/ocq_demo/control
 demo_load() {
 	grep -q '^rdma_cm ' /proc/modules || ksft_skip "rdma_cm is not loaded"
 	grep -q '^ib_ocq ' /proc/modules || insmod /ko/ib_ocq.ko || return 1
-	grep -q '^ocq_demo ' /proc/modules || insmod /ko/ocq_demo.ko || return 1
+	grep -q '^ocq_demo ' /proc/modules || insmod /ko/ocq_demo.ko $(demo_module_args) ||
+		return 1
 	[ -e "$CTL" ] || { echo "no $CTL"; return 1; }
+}
+
+# ocq_demo's parameters: on the debug kernel a run of large transfers can go 5 s
+# (the default stall_ms) without a call answered, and would be ended as stalled
+demo_module_args() {
+	ksft_debug_kernel && echo stall_ms=60000
 }
 
 demo_unload() {

@@ -9,6 +9,8 @@
 #   ksft_fail "reason"          print FAIL: reason, exit 1
 #   ksft_mark                   write a unique marker to the kernel log, print it
 #   ksft_kmsg_since MARK [MOD]  kernel log lines after MARK (only MOD's, prefix removed)
+#   ksft_debug_kernel           true on the debug kernel (make check DEBUG_KERNEL=),
+#                               which is several times slower: scale fixed time limits
 #   insmod_test MOD.ko [args]   run a test module, see below
 #
 # Test modules follow tools/testing/selftests/kselftest_module.h: module init runs the
@@ -45,6 +47,13 @@ ksft_kmsg_since() {
 
 	dmesg | sed -n "/$mark/,\$p" | sed 's/^\[[^]]*\] //' |
 		if [ -n "$mod" ]; then sed -n "s/^$mod: //p"; else sed 1d; fi
+}
+
+# The debug kernel's release is <version>-debug-<flavour>; lockdep, KCSAN and kmemleak
+# are its marks on any other build.
+ksft_debug_kernel() {
+	case $(uname -r) in *-debug-*) return 0 ;; esac
+	[ -e /proc/lockdep ] || [ -e /sys/kernel/debug/kcsan ] || [ -e /sys/kernel/debug/kmemleak ]
 }
 
 insmod_test() {

@@ -4,7 +4,7 @@
 # rmmod of the library and of the demo while a run streams, several cycles on
 # every ordered CQ path and one upstream path.  While ocq_demo uses it, ib_ocq
 # must refuse to unload, and the refused attempt must leave the run unharmed:
-# still running, answering calls, ending "done" with clean counters.  rmmod
+# still running, answering calls, then stopped with clean counters.  rmmod
 # of ocq_demo during a run stops the run first and frees everything (the
 # live ordered CQs and ib_ocq's allocations back at their baseline); then
 # ib_ocq unloads, loads again, and the next run works and is clean.
@@ -28,7 +28,7 @@ for p in ocq-strict ocq-flow ocq-parallel upstream-wq; do
 		# the library refuses to go while the demo is loaded, idle...
 		rmmod ib_ocq 2>/dev/null && ksft_fail "$p/$c: ib_ocq unloaded under ocq_demo"
 		# ...and while a run streams, which goes on unharmed
-		demo_cmd start conns=3 duration_ms=8000 $MIX chunk_size=8192 path=$p ||
+		demo_cmd start conns=3 duration_ms=600000 $MIX chunk_size=8192 path=$p ||
 			ksft_fail "$p/$c: start refused: $(demo_get error)"
 		demo_wait_calls 10 || ksft_fail "$p/$c: no calls ($(demo_get state))"
 		rmmod ib_ocq 2>/dev/null && ksft_fail "$p/$c: ib_ocq unloaded during a run"
@@ -39,8 +39,9 @@ for p in ocq-strict ocq-flow ocq-parallel upstream-wq; do
 			ksft_fail "$p/$c: $(demo_get state) after the refused rmmod"
 		[ "$(demo_get calls)" -gt "$n" ] ||
 			ksft_fail "$p/$c: no progress after the refused rmmod"
-		s=$(demo_wait_end 60)
-		[ "$s" = done ] || ksft_fail "$p/$c: state $s, want done"
+		demo_cmd stop || ksft_fail "$p/$c: stop refused: $(demo_get error)"
+		s=$(demo_get state)
+		[ "$s" = stopped ] || ksft_fail "$p/$c: state $s after stop, want stopped"
 		demo_check_clean || ksft_fail "$p/$c: the run is not clean"
 		demo_check_accounting || ksft_fail "$p/$c: calls not accounted for"
 

@@ -13,11 +13,7 @@
 . /selftests/lib/ksft.sh
 
 phase_timeout_s=120
-debug_kernel() {
-	case $(uname -r) in *-debug-*) return 0 ;; esac
-	[ -e /proc/lockdep ] || [ -e /sys/kernel/debug/kcsan ] || [ -e /sys/kernel/debug/kmemleak ]
-}
-if debug_kernel; then
+if ksft_debug_kernel; then
 	phase_timeout_s=480
 	echo "debug kernel $(uname -r): phase timeout ${phase_timeout_s}s"
 fi

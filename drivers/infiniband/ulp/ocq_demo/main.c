@@ -20,6 +20,10 @@ unsigned long od_disconnect_after;
 module_param_named(disconnect_after, od_disconnect_after, ulong, 0644);
 MODULE_PARM_DESC(disconnect_after, "test hook: hang up conn 0 after N calls");
 
+unsigned int od_stall_ms = OD_STALL_MS;
+module_param_named(stall_ms, od_stall_ms, uint, 0644);
+MODULE_PARM_DESC(stall_ms, "end a run silent this long (ms, default 5000)");
+
 struct workqueue_struct *od_wq;
 
 const char *const od_path_names[OD_NR_PATHS] = {

@@ -36,7 +36,7 @@
 /* wire format */
 #define OD_MAGIC 0x4f435144 /* "OCQD" */
 #define OD_VERSION 1
-/* run monitor period, and how long a run may make no progress */
+/* run monitor period, and the default of how long a run may make no progress */
 #define OD_TICK_MS 50
 #define OD_STALL_MS 5000
 /* waits of the control path */
@@ -518,6 +518,7 @@ extern struct workqueue_struct *od_wq;
 extern char *od_addr;
 extern int od_port;
 extern unsigned long od_disconnect_after;
+extern unsigned int od_stall_ms;
 extern const char *const od_path_names[OD_NR_PATHS];
 extern const char *const od_state_names[];
 

@@ -4,7 +4,7 @@
  * connects; the clients then keep calls in flight from their completion
  * callbacks.  A run ends in one of three ways:
  *
- * - by itself (call target, duration, or no progress for OD_STALL_MS): the
+ * - by itself (call target, duration, or no progress for stall_ms): the
  *   monitor stops new calls, waits for the answers, and hands the end to
  *   od_run_end();
  * - by "stop": od_run_stop() quiesces and tears down in the writer's context;
@@ -18,6 +18,7 @@
  */
 #include <linux/delay.h>
 #include <linux/ktime.h>
+#include <linux/minmax.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <rdma/ib_cache.h>
@@ -358,6 +359,8 @@ static void od_monitor(struct work_struct *work)
 	struct od_run *run =
 		container_of(to_delayed_work(work), struct od_run, monitor);
 	u64 done = atomic64_read(&run->completed);
+	/* the parameter is writable at any time; 100 ms at least */
+	unsigned int stall_ms = max(READ_ONCE(od_stall_ms), 100U);
 
 	if (run->p.postpone) {
 		od_cq_resume(&run->cli.cq);
@@ -387,10 +390,10 @@ static void od_monitor(struct work_struct *work)
 	}
 	if (READ_ONCE(run->stopping) && !od_outstanding(run)) {
 		od_run_end(run, OD_DONE);
-	} else if (time_after(jiffies, run->progress_t +
-					       msecs_to_jiffies(OD_STALL_MS))) {
-		pr_info("run %u: no progress for %d ms, ending it\n", run->gen,
-			OD_STALL_MS);
+	} else if (time_after(jiffies,
+			      run->progress_t + msecs_to_jiffies(stall_ms))) {
+		pr_info("run %u: no progress for %u ms, ending it\n", run->gen,
+			stall_ms);
 		od_run_end(run, OD_DONE);
 	}
 again:
