@@ -41,7 +41,6 @@
 #define OD_STALL_MS 5000
 /* waits of the control path */
 #define OD_CONNECT_MS 5000
-#define OD_QUIESCE_MS 3000
 /*
  * An aborted run is torn down only once its port is up: how long to let a
  * link state change settle, and how long to wait for the port at most.

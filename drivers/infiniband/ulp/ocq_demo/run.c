@@ -122,14 +122,27 @@ static u32 od_outstanding(struct od_run *run)
 	return n;
 }
 
-/* Stop new calls and wait a while for the answers to those in flight. */
+/*
+ * Stop new calls and wait for the answers to those in flight, as long as
+ * answers keep coming: a stop gives up on them only after stall_ms without
+ * one, as the monitor does.
+ */
 static void od_quiesce(struct od_run *run)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(OD_QUIESCE_MS);
+	unsigned int stall_ms = max(READ_ONCE(od_stall_ms), 100U);
+	u64 done = atomic64_read(&run->completed), now;
+	unsigned long last = jiffies;
 
 	WRITE_ONCE(run->stopping, true);
-	while (od_outstanding(run) && time_before(jiffies, end))
+	while (od_outstanding(run) &&
+	       time_before(jiffies, last + msecs_to_jiffies(stall_ms))) {
 		msleep(OD_TICK_MS / 5);
+		now = atomic64_read(&run->completed);
+		if (now != done) {
+			done = now;
+			last = jiffies;
+		}
+	}
 }
 
 /**
