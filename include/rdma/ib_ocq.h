@@ -7,6 +7,7 @@
 #ifndef _RDMA_IB_OCQ_H
 #define _RDMA_IB_OCQ_H
 
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 
@@ -82,7 +83,7 @@ enum ib_ocq_mode {
 #define IB_OCQ_POSTPONE_ARM BIT(0)
 
 /* &ib_ocq_attr.budget at most */
-#define IB_OCQ_MAX_BUDGET (1U << 20)
+#define IB_OCQ_MAX_BUDGET SZ_1M
 /* &ib_ocq_attr.pause_ms when 0, and at most: well below the hung task limit */
 #define IB_OCQ_DEFAULT_PAUSE_MS 1000
 #define IB_OCQ_MAX_PAUSE_MS 60000

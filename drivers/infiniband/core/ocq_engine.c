@@ -475,7 +475,8 @@ static void ocq_kick_mask(struct ocq_engine *e, u64 *mask)
  */
 static bool ocq_flow_barrier(struct ocq_engine *e, struct ib_wc *wc)
 {
-	if (ocq_domains_busy(e) && !ocq_stall(e, OCQ_STALL_ANY, ocq_domains_idle))
+	if (ocq_domains_busy(e) &&
+	    !ocq_stall(e, OCQ_STALL_ANY, ocq_domains_idle))
 		return false;
 	ocq_dispatch(e, &e->units[OCQ_UNIT_CQ], wc);
 	return true;
