@@ -228,7 +228,8 @@ struct ib_cq *__ib_ocq_alloc_cq_any(struct ib_device *dev, void *private,
  * @private: the CQ's cq_context
  * @nr_cqe: number of CQ entries
  * @comp_vector: completion vector
- * @poll_ctx: %IB_POLL_WORKQUEUE or %IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
+ *	%IB_POLL_UNBOUND_WORKQUEUE
  * @attr: mode and tuning; NULL for %IB_OCQ_STRICT
  *
  * Context: process context; may sleep.
@@ -249,7 +250,8 @@ static inline struct ib_cq *ib_ocq_alloc_cq(struct ib_device *dev,
  * @dev: device to allocate the CQ on
  * @private: the CQ's cq_context
  * @nr_cqe: number of CQ entries
- * @poll_ctx: %IB_POLL_WORKQUEUE or %IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
+ *	%IB_POLL_UNBOUND_WORKQUEUE
  * @attr: mode and tuning; NULL for %IB_OCQ_STRICT
  *
  * Context: process context; may sleep.

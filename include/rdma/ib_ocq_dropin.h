@@ -8,8 +8,9 @@
  * a domain per QP for a pooled one.  Nothing else of the ULP changes: its
  * done() handlers read cq->cq_context as before, ib_drain_qp() works.
  *
- * Only %IB_POLL_WORKQUEUE and %IB_POLL_UNBOUND_WORKQUEUE are provided so
- * far; another poll context makes the allocation fail with -EOPNOTSUPP.
+ * %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE and %IB_POLL_UNBOUND_WORKQUEUE are
+ * provided; %IB_POLL_DIRECT is not yet: the allocation fails with
+ * -EOPNOTSUPP.
  * A ULP that wants other attributes calls ib_ocq_alloc_cq() and
  * ib_ocq_cq_pool_get() itself (Documentation/api.rst).
  */

@@ -11,12 +11,13 @@
  * must pass the same checks.  The wrapper adds du_backend_ok(), which says
  * whose CQ a CQ is, so that a pass proves which code ran.
  *
- * Four loopback RC pairs on rxe0 stream sends with a sequence number:
- * pair 0 on ib_alloc_cq(IB_POLL_WORKQUEUE), pair 1 on
+ * Five loopback RC pairs on rxe0 stream sends with a sequence number:
+ * pair 0 on ib_alloc_cq(IB_POLL_WORKQUEUE), pair 4 on
+ * ib_alloc_cq(IB_POLL_SOFTIRQ), pair 1 on
  * ib_alloc_cq_any(IB_POLL_UNBOUND_WORKQUEUE), pairs 2 and 3 sharing a pooled
  * CQ of vector 0.
  * Every done() checks its QP's order, exactly once, the CQ's cq_context and
- * that it runs in process context.
+ * that it runs in the context its poll context promises.
  */
 #include <linux/completion.h>
 #include <linux/module.h>
@@ -26,7 +27,7 @@
 
 #include "rxe_loop.h"
 
-#define DU_PAIRS 4
+#define DU_PAIRS 5
 #define DU_DEPTH 16 /* sends in flight per pair */
 #define DU_RECVS 32 /* receives posted per pair */
 #define DU_MSG 64 /* bytes per message */
@@ -58,16 +59,23 @@ struct du_wr {
 /**
  * struct du_pair - one loopback pair and what its done() handlers saw
  * @idx: 0..DU_PAIRS-1
- * @cq: its CQ; @pooled from ib_cq_pool_get(), else the pair's own
+ * @cq: its CQ
+ * @pooled: @cq came from ib_cq_pool_get(), else it is the pair's own
  * @poll_ctx: the poll context it asked for
  * @qp: qp[0] sends to qp[1]
- * @swr: the sends; @rwr: the receives
- * @buf: DU_DEPTH + DU_RECVS messages, mapped at @dma
+ * @swr: the sends
+ * @rwr: the receives
+ * @buf: DU_DEPTH + DU_RECVS messages
+ * @dma: where @buf is mapped
  * @next_seq: sequence number of the next send
- * @send_ticket: next ticket a send done() expects, @send_next the next
- *	to post; @recv_ticket and @recv_next the same for receives
+ * @send_ticket: ticket the next send done() expects
+ * @send_next: ticket of the next send posted
+ * @recv_ticket: ticket the next receive done() expects
+ * @recv_next: ticket of the next receive posted
  * @recv_seq: sequence number the next receive must carry
- * @done: completions seen; @bad: checks that failed; @flushed: flushes
+ * @done: completions seen
+ * @bad: checks that failed
+ * @flushed: flushed completions (the drain's)
  * @streamed: completed when every message was received, or on an error
  */
 struct du_pair {
@@ -112,8 +120,8 @@ static void du_check_cq(struct du_pair *p, struct ib_cq *cq)
 	p->done++;
 	if (cq != p->cq || cq->cq_context != want)
 		du_fail(p, "done() on a CQ or cq_context not its own", 0, 0);
-	if (!in_task())
-		du_fail(p, "done() not in process context", 0, 0);
+	if (p->poll_ctx == IB_POLL_SOFTIRQ ? !in_serving_softirq() : !in_task())
+		du_fail(p, "done() not in its poll context", 0, 0);
 }
 
 static int du_post_send(struct du_pair *p, struct du_wr *wr)
@@ -201,6 +209,10 @@ static int du_alloc_cq(struct du_pair *p)
 	switch (p->idx) {
 	case 0:
 		p->poll_ctx = IB_POLL_WORKQUEUE;
+		p->cq = ib_alloc_cq(du_dev, p, 2 * DU_QP_CQE, 0, p->poll_ctx);
+		break;
+	case 4:
+		p->poll_ctx = IB_POLL_SOFTIRQ;
 		p->cq = ib_alloc_cq(du_dev, p, 2 * DU_QP_CQE, 0, p->poll_ctx);
 		break;
 	case 1:

@@ -5,6 +5,8 @@
  * a watchdog timer, statistics in debugfs and a registry of live objects.
  */
 #include <linux/debugfs.h>
+#include <linux/interrupt.h>
+#include <linux/irq_poll.h>
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -29,15 +31,23 @@
 #define IB_OCQ_BACKOFF 1
 #define IB_OCQ_BACKOFF_MAX_SHIFT 6
 
+/* completions a softirq run dispatches before it lets others run */
+#define IB_OCQ_BUDGET_SOFTIRQ 256
+
 /**
- * struct ocq_work - a work item running one unit of an engine
+ * struct ocq_work - what runs one unit of an engine
  * @dwork: queued on ib_ocq_wq (the CQ unit) or ib_ocq_unbound_wq (domains),
- *	at once or, to back off, IB_OCQ_BACKOFF or more later
+ *	at once or, to back off, IB_OCQ_BACKOFF or more later; with
+ *	%IB_POLL_SOFTIRQ it only schedules @iop, after the back-off
+ * @iop: %IB_POLL_SOFTIRQ: the unit's runs, in the irq_poll softirq
+ * @pending: %IB_POLL_SOFTIRQ: a run was asked for since @iop last began
  * @ocq: owner
  * @unit: the engine unit it runs
  */
 struct ocq_work {
 	struct delayed_work dwork;
+	struct irq_poll iop;
+	atomic_t pending;
 	struct ib_ocq *ocq;
 	unsigned int unit;
 };
@@ -56,6 +66,7 @@ static const struct rhashtable_params ib_ocq_table_params = {
 	.head_offset = offsetof(struct ib_ocq, node),
 	.automatic_shrinking = true,
 };
+
 static struct dentry *ib_ocq_debugfs;
 static DEFINE_MUTEX(ib_ocq_lock);
 static LIST_HEAD(ib_ocq_list);
@@ -110,10 +121,57 @@ static void ib_ocq_engine_free(struct ocq_engine *e, void *p)
 	ib_ocq_kvfree(p);
 }
 
+/*
+ * Ask for a softirq run of @w.  irq_poll_sched() does nothing while @iop is
+ * still scheduled, which it is until ib_ocq_iop_poll() completes it: so
+ * record the request first; the full barrier pairs with smp_mb() in
+ * ib_ocq_iop_poll(), which looks at @pending after completing.  From a
+ * task, the softirq runs when bottom halves are enabled again (with
+ * interrupts off, at the next interrupt's exit).
+ */
+static void ib_ocq_iop_sched(struct ocq_work *w)
+{
+	atomic_set(&w->pending, 1);
+	smp_mb__after_atomic(); /* pairs with smp_mb() in ib_ocq_iop_poll() */
+	if (in_task() && !irqs_disabled()) {
+		local_bh_disable();
+		irq_poll_sched(&w->iop);
+		local_bh_enable();
+	} else {
+		irq_poll_sched(&w->iop);
+	}
+}
+
+/*
+ * A softirq run of one unit: ib_cq's IB_POLL_SOFTIRQ context.  A run asked
+ * for meanwhile (the run's own yield, or a kick after it released the
+ * unit) keeps the poll scheduled: irq_poll calls again, after the others.
+ */
+static int ib_ocq_iop_poll(struct irq_poll *iop, int budget)
+{
+	struct ocq_work *w = container_of(iop, struct ocq_work, iop);
+
+	atomic_set(&w->pending, 0);
+	ocq_engine_run(&w->ocq->engine, w->unit);
+	if (atomic_read(&w->pending))
+		return budget;
+	irq_poll_complete(iop);
+	smp_mb(); /* pairs with smp_mb__after_atomic() in ib_ocq_iop_sched() */
+	if (atomic_read(&w->pending))
+		irq_poll_sched(iop);
+	return 0;
+}
+
 static void ib_ocq_queue(struct ocq_engine *e, unsigned int unit,
 			 unsigned long delay)
 {
 	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
+	struct ocq_work *w = &ocq->works[unit];
+
+	if (ocq->poll_ctx == IB_POLL_SOFTIRQ && !delay) {
+		ib_ocq_iop_sched(w);
+		return;
+	}
 
 	/*
 	 * With IB_POLL_WORKQUEUE the CQ run stays on the CPU that took the
@@ -121,8 +179,8 @@ static void ib_ocq_queue(struct ocq_engine *e, unsigned int unit,
 	 */
 	bool bound = unit == OCQ_UNIT_CQ && ocq->poll_ctx == IB_POLL_WORKQUEUE;
 
-	queue_delayed_work(bound ? ib_ocq_wq : ib_ocq_unbound_wq,
-			   &ocq->works[unit].dwork, delay);
+	queue_delayed_work(bound ? ib_ocq_wq : ib_ocq_unbound_wq, &w->dwork,
+			   delay);
 }
 
 static void ib_ocq_schedule(struct ocq_engine *e, unsigned int unit)
@@ -170,7 +228,10 @@ static void ib_ocq_work(struct work_struct *work)
 	struct ocq_work *w =
 		container_of(to_delayed_work(work), struct ocq_work, dwork);
 
-	ocq_engine_run(&w->ocq->engine, w->unit);
+	if (w->ocq->poll_ctx == IB_POLL_SOFTIRQ)
+		ib_ocq_iop_sched(w);
+	else
+		ocq_engine_run(&w->ocq->engine, w->unit);
 }
 
 static struct ib_ocq *ib_ocq_lookup(struct ib_cq *cq)
@@ -272,6 +333,9 @@ static int ib_ocq_alloc_works(struct ib_ocq *ocq)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		INIT_DELAYED_WORK(&ocq->works[i].dwork, ib_ocq_work);
+		irq_poll_init(&ocq->works[i].iop, IB_OCQ_BUDGET_SOFTIRQ,
+			      ib_ocq_iop_poll);
+		atomic_set(&ocq->works[i].pending, 0);
 		ocq->works[i].ocq = ocq;
 		ocq->works[i].unit = i;
 	}
@@ -308,6 +372,17 @@ static int ib_ocq_publish(struct ib_ocq *ocq)
 	return 0;
 }
 
+/* A softirq run yields as ib_cq's IB_POLL_BUDGET_IRQ does. */
+static int ib_ocq_engine_init(struct ib_ocq *ocq)
+{
+	struct ib_ocq_attr attr = ocq->attr;
+
+	if (ocq->poll_ctx == IB_POLL_SOFTIRQ)
+		attr.budget = min_not_zero(attr.budget, IB_OCQ_BUDGET_SOFTIRQ);
+	return ocq_engine_init(&ocq->engine, ocq->cq, &attr, num_online_cpus(),
+			       &ib_ocq_engine_ops);
+}
+
 /*
  * Make an OCQ: the CQ, the engine, the work items; then publish it.  @attr
  * NULL: the defaults (IB_OCQ_STRICT).  Checked here: what every way in
@@ -328,8 +403,7 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	if (!dev || nr_cqe < 1 || comp_vector < 0 ||
 	    comp_vector >= max(dev->num_comp_vectors, 1))
 		return ERR_PTR(-EINVAL);
-	if (poll_ctx != IB_POLL_WORKQUEUE &&
-	    poll_ctx != IB_POLL_UNBOUND_WORKQUEUE)
+	if ((unsigned int)poll_ctx > IB_POLL_UNBOUND_WORKQUEUE)
 		return ERR_PTR(-EOPNOTSUPP);
 	ocq = ib_ocq_kvcalloc(1, sizeof(*ocq));
 	if (!ocq)
@@ -355,8 +429,7 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	/* reported where ib_alloc_cq()'s are: restrack, rdma res show cq */
 	ocq->cq->poll_ctx = poll_ctx;
 	ocq->cq->comp_vector = comp_vector;
-	ret = ocq_engine_init(&ocq->engine, ocq->cq, &ocq->attr,
-			      num_online_cpus(), &ib_ocq_engine_ops);
+	ret = ib_ocq_engine_init(ocq);
 	if (ret)
 		goto out_destroy_cq;
 	ret = ib_ocq_alloc_works(ocq);
@@ -461,6 +534,19 @@ void ib_ocq_free(struct ib_ocq *ocq)
 EXPORT_SYMBOL(ib_ocq_free);
 
 /*
+ * Cancel a unit's queued run and wait for a running one.  irq_poll_disable()
+ * leaves the poll scheduled for good, so that no softirq run follows (and
+ * must be called once only); a back-off's delayed work that fires later
+ * schedules nothing.
+ */
+static void ib_ocq_cancel(struct ocq_work *w)
+{
+	cancel_delayed_work_sync(&w->dwork);
+	if (w->ocq->poll_ctx == IB_POLL_SOFTIRQ)
+		irq_poll_disable(&w->iop);
+}
+
+/*
  * Tear down an OCQ that is off the registry and the handler table: a
  * handler that found it before is inside its read-side section, which
  * ocq_engine_disable() waits for.
@@ -480,7 +566,7 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 	 * after the disable kick nothing.
 	 */
 	for (i = 0; i < ocq->engine.nr_units; i++)
-		cancel_delayed_work_sync(&ocq->works[i].dwork);
+		ib_ocq_cancel(&ocq->works[i]);
 	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
 	/*
 	 * No run is left to pause, so nothing queues the lease again; a tick

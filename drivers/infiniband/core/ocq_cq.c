@@ -45,7 +45,8 @@ static LIST_HEAD(ib_ocq_pools);
  * @private: the CQ's cq_context, as with ib_alloc_cq()
  * @nr_cqe: number of CQ entries
  * @comp_vector: completion vector
- * @poll_ctx: %IB_POLL_WORKQUEUE or %IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
+ *	%IB_POLL_UNBOUND_WORKQUEUE
  * @attr: mode and tuning; NULL for the defaults (%IB_OCQ_STRICT)
  * @caller: module name for resource tracking
  *
@@ -93,7 +94,8 @@ static int ib_ocq_least_used_vector(struct ib_device *dev)
  * @dev: device to allocate the CQ on
  * @private: the CQ's cq_context, as with ib_alloc_cq_any()
  * @nr_cqe: number of CQ entries
- * @poll_ctx: %IB_POLL_WORKQUEUE or %IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
+ *	%IB_POLL_UNBOUND_WORKQUEUE
  * @attr: mode and tuning; NULL for the defaults (%IB_OCQ_STRICT)
  * @caller: module name for resource tracking
  *
@@ -196,7 +198,8 @@ static struct ib_cq *ib_ocq_pool_pick(struct list_head *cqs, int vector,
  * @nr_cqe: completions the caller's QP can have outstanding
  * @comp_vector_hint: the vector wanted (modulo the device's), or < 0 for
  *	the least used one
- * @poll_ctx: %IB_POLL_WORKQUEUE or %IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
+ *	%IB_POLL_UNBOUND_WORKQUEUE
  * @attr: mode and tuning of the shared CQs; NULL for %IB_OCQ_FLOW with a
  *	domain per QP
  *
@@ -224,8 +227,7 @@ struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 
 	if (!dev || !nr_cqe || nr_cqe > INT_MAX)
 		return ERR_PTR(-EINVAL);
-	if (poll_ctx != IB_POLL_WORKQUEUE &&
-	    poll_ctx != IB_POLL_UNBOUND_WORKQUEUE)
+	if ((unsigned int)poll_ctx > IB_POLL_LAST_POOL_TYPE)
 		return ERR_PTR(-EOPNOTSUPP);
 	attr = attr ?: &flow;
 	vector = comp_vector_hint < 0 ?

@@ -29,8 +29,9 @@ struct ocq_work;
  * struct ib_ocq - an ordered completion queue
  * @engine: the state machine
  * @cq: the CQ; its cq_context is the ULP's, as with ib_alloc_cq() (I)
- * @poll_ctx: where the CQ run executes: %IB_POLL_WORKQUEUE (the CPU that
- *	took the event) or %IB_POLL_UNBOUND_WORKQUEUE (I)
+ * @poll_ctx: where the runs execute: %IB_POLL_SOFTIRQ (irq_poll, every
+ *	unit), %IB_POLL_WORKQUEUE (the CQ run on the CPU that took the event)
+ *	or %IB_POLL_UNBOUND_WORKQUEUE (I)
  * @works: one work item per engine unit (I)
  * @watchdog: safety net timer, if &ib_ocq_attr.watchdog_ms (I)
  * @watchdog_ms: its period (I)
