@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The hooks between the shim headers (compiled into the engine) and the
+ * native harness: warnings, RCU, allocations.  Unlike the model checker's
+ * shims nothing here serialises: the engine runs on real threads.
+ */
+#ifndef _OCQ_NATIVE_H
+#define _OCQ_NATIVE_H
+
+#include <stddef.h>
+
+/* WARN_ON() fired: counted, printed; the run fails */
+void ocq_native_warn(const char *file, int line, const char *cond);
+/* warnings so far */
+long ocq_native_warnings(void);
+/* rcu_read_lock(), rcu_read_unlock(), synchronize_rcu() */
+void ocq_native_rcu_read_lock(void);
+void ocq_native_rcu_read_unlock(void);
+void ocq_native_synchronize_rcu(void);
+/* counted zeroed allocations, for the leak check of every scenario */
+void *ocq_native_alloc(size_t n, size_t size);
+void ocq_native_free(const void *p);
+long ocq_native_live_allocations(void);
+
+#endif /* _OCQ_NATIVE_H */

@@ -1,0 +1,421 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * ocq_native: the engine (drivers/infiniband/core/ocq_engine.c, as it is)
+ * on real threads.
+ *
+ *   ocq_native check [--only SUBSTR] [--scale F]
+ *	every scenario (modes, pause/resume from another thread, postponed
+ *	arm with racing resumes, teardown while producing); the last line is
+ *	"N passed, N failed"; non-zero exit on any failure.
+ *   ocq_native bench [--n N] [--slow-n N] [--repeats R] [--json FILE]
+ *	ns per completion of strict, flow, parallel and the raw drain loop,
+ *	then the scaling of every path over 1..nproc workers with a done()
+ *	cost of 0, 1 and 10 us.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <ocq_native.h>
+#include "harness.h"
+
+static const char *const consumer_names[] = {
+	[C_STRICT] = "strict",
+	[C_FLOW] = "flow",
+	[C_PARALLEL] = "parallel",
+	[C_RAW] = "raw",
+};
+
+/* --- the scenarios of "check" --- */
+
+/* a thread that pokes the engine while the scenario runs */
+enum poker { P_NONE, P_PAUSER, P_RESUMER };
+
+struct scenario {
+	const char *name;
+	struct config cfg;
+	enum poker poker;
+	unsigned int pokers;
+	/* > 0: tear down this long after the start, while producing */
+	unsigned int teardown_us;
+	unsigned int iterations;
+};
+
+struct poke_arg {
+	struct harness *h;
+	enum poker kind;
+	unsigned int seed;
+	int stop;
+	u64 pokes;
+};
+
+static void *poke_thread(void *arg)
+{
+	struct poke_arg *pa = arg;
+	unsigned int seed = pa->seed;
+
+	while (!__atomic_load_n(&pa->stop, __ATOMIC_RELAXED)) {
+		if (pa->kind == P_PAUSER) {
+			ocq_engine_pause(&pa->h->e);
+			usleep(rand_r(&seed) % 300);
+			ocq_engine_resume(&pa->h->e);
+		} else {
+			ocq_engine_resume(&pa->h->e);
+		}
+		pa->pokes++;
+		usleep(rand_r(&seed) % 500);
+	}
+	return NULL;
+}
+
+#define BASE(c, w, d, n)						\
+	.consumer = (c), .workers = (w), .nr_domains = (d),		\
+	.producers = 2, .qps = 8, .completions = (n)
+
+static const struct scenario scenarios[] = {
+	{ "strict", { BASE(C_STRICT, 2, 0, 200000), .flush_every = 97 } },
+	{ "flow", { BASE(C_FLOW, 3, 4, 200000), .flush_every = 97 } },
+	{ "parallel", { BASE(C_PARALLEL, 3, 3, 200000), .flush_every = 97 } },
+	{ "raw", { BASE(C_RAW, 2, 0, 100000) } },
+	/* small budgets: runs yield and requeue themselves */
+	{ "strict-budget", { BASE(C_STRICT, 2, 0, 100000), .budget = 5 } },
+	{ "flow-budget", { BASE(C_FLOW, 3, 3, 100000), .budget = 3 } },
+	{ "parallel-budget", { BASE(C_PARALLEL, 3, 2, 100000), .budget = 3 } },
+	/* a CQ larger than a domain ring: the CQ run stalls for room */
+	{ "flow-stall", { BASE(C_FLOW, 2, 2, 100000), .cqe = 4096,
+			  .cost_ns = 200 } },
+	{ "parallel-stall", { BASE(C_PARALLEL, 2, 2, 100000), .cqe = 4096,
+			      .cost_ns = 200 } },
+	{ "flow-double-poll", { BASE(C_FLOW, 2, 2, 100000),
+				.policy = IB_ARM_DOUBLE_POLL } },
+	{ "strict-watchdog", { BASE(C_STRICT, 2, 0, 100000),
+			       .watchdog_us = 200 } },
+	{ "flow-watchdog", { BASE(C_FLOW, 2, 2, 100000), .watchdog_us = 200 } },
+	/* pause/resume from another thread; the lease ends forgotten pauses */
+	{ "strict-pause", { BASE(C_STRICT, 2, 0, 100000), .lease_us = 2000 },
+	  P_PAUSER, 1 },
+	{ "flow-pause", { BASE(C_FLOW, 3, 3, 100000), .lease_us = 2000 },
+	  P_PAUSER, 2 },
+	{ "parallel-pause", { BASE(C_PARALLEL, 3, 2, 100000),
+			      .lease_us = 2000 }, P_PAUSER, 2 },
+	/* IB_OCQ_POSTPONE_ARM, resumes racing from two threads */
+	{ "strict-postpone", { BASE(C_STRICT, 2, 0, 100000),
+			       .postpone_arm = true, .lease_us = 2000 },
+	  P_RESUMER, 2 },
+	{ "flow-postpone", { BASE(C_FLOW, 3, 3, 100000), .postpone_arm = true,
+			     .lease_us = 2000 }, P_RESUMER, 2 },
+	{ "parallel-postpone", { BASE(C_PARALLEL, 3, 2, 100000),
+				 .postpone_arm = true, .lease_us = 2000 },
+	  P_RESUMER, 2 },
+	/* without resumers the lease alone must end every postponed arm */
+	{ "strict-postpone-lease", { BASE(C_STRICT, 2, 0, 5000),
+				     .postpone_arm = true, .lease_us = 1000 } },
+	/* teardown while the producers produce */
+	{ "strict-teardown", { BASE(C_STRICT, 2, 0, 50000), .lease_us = 1000,
+			       .watchdog_us = 300 }, P_PAUSER, 1, 3000, 12 },
+	{ "flow-teardown", { BASE(C_FLOW, 3, 3, 50000), .cost_ns = 100 },
+	  P_NONE, 0, 3000, 12 },
+	{ "parallel-teardown", { BASE(C_PARALLEL, 3, 2, 50000),
+				 .cost_ns = 100 }, P_NONE, 0, 3000, 12 },
+	{ "postpone-teardown", { BASE(C_FLOW, 2, 2, 50000),
+				 .postpone_arm = true, .lease_us = 1000 },
+	  P_RESUMER, 2, 2000, 12 },
+};
+
+static int run_once(const struct scenario *sc, double scale, unsigned int it)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct poke_arg pa[4] = {};
+	pthread_t pt[4];
+	struct config cfg = sc->cfg;
+	long warn0 = ocq_native_warnings(), alloc0 = ocq_native_live_allocations();
+	unsigned int i;
+	int ret, complete = !sc->teardown_us;
+	u64 fails;
+
+	cfg.completions = (u64)(cfg.completions * scale);
+	/* 256 entries; IB_ARM_AUTO: the engine's choice, IB_ARM_REPORT_MISSED */
+	if (!cfg.cqe)
+		cfg.cqe = 256;
+	if (cfg.completions < 1000)
+		cfg.completions = 1000;
+	ret = harness_init(h, &cfg);
+	if (ret) {
+		fprintf(stderr, "FAIL: %s: set up: %d\n", sc->name, ret);
+		return 1;
+	}
+	harness_start(h);
+	for (i = 0; i < sc->pokers; i++) {
+		pa[i].h = h;
+		pa[i].kind = sc->poker;
+		pa[i].seed = 1 + i + 77 * it;
+		pthread_create(&pt[i], NULL, poke_thread, &pa[i]);
+	}
+	if (sc->teardown_us) {
+		usleep(sc->teardown_us / 2 +
+		       (it * 7919u) % (sc->teardown_us + 1));
+	} else {
+		u64 deadline = now_ns() + 60000000000ull;
+		struct ib_ocq_stats s;
+
+		/* the counters are read while the runs go on, as debugfs does */
+		while (harness_wait(h, 5) && now_ns() < deadline)
+			if (cfg.consumer != C_RAW)
+				ocq_engine_stats(&h->e, &s);
+		if (harness_delivered(h) != cfg.completions)
+			harness_fail(h, "%s: %llu of %llu completions after 60 s",
+				     sc->name,
+				     (unsigned long long)harness_delivered(h),
+				     (unsigned long long)cfg.completions);
+	}
+	for (i = 0; i < sc->pokers; i++) {
+		__atomic_store_n(&pa[i].stop, 1, __ATOMIC_RELAXED);
+		pthread_join(pt[i], NULL);
+	}
+	harness_teardown(h);
+	harness_final_checks(h, complete);
+	if (ocq_native_warnings() != warn0)
+		harness_fail(h, "%s: WARN_ON fired", sc->name);
+	if (ocq_native_live_allocations() != alloc0)
+		harness_fail(h, "%s: the engine leaked %ld allocations",
+			     sc->name, ocq_native_live_allocations() - alloc0);
+	printf("  %s#%u: %llu done, max %d done() at once, %d process() at once\n",
+	       sc->name, it, (unsigned long long)harness_delivered(h),
+	       h->max_domains_in_done, h->max_process);
+	fails = h->failures;
+	harness_free(h);
+	free(h);
+	return fails ? 1 : 0;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+	const char *only = NULL;
+	double scale = 1.0;
+	unsigned int s, it, passed = 0, failed = 0;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--only") && i + 1 < argc)
+			only = argv[++i];
+		else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
+			scale = atof(argv[++i]);
+	}
+	for (s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
+		const struct scenario *sc = &scenarios[s];
+		unsigned int iters = sc->iterations ? sc->iterations : 1;
+		int bad = 0;
+		u64 t0 = now_ns();
+
+		if (only && !strstr(sc->name, only))
+			continue;
+		for (it = 0; it < iters; it++)
+			bad |= run_once(sc, scale, it);
+		printf("%s %s (%.1f s)\n", bad ? "not ok" : "ok", sc->name,
+		       (now_ns() - t0) / 1e9);
+		fflush(stdout);
+		if (bad)
+			failed++;
+		else
+			passed++;
+	}
+	printf("%u passed, %u failed\n", passed, failed);
+	return failed ? 1 : 0;
+}
+
+/* --- bench --- */
+
+static double run_bench(enum consumer c, unsigned int workers, u64 cost_ns,
+			u64 n)
+{
+	struct harness *h = calloc(1, sizeof(*h));
+	struct config cfg = {
+		.consumer = c,
+		.workers = workers,
+		.producers = 1,
+		.qps = 8,
+		.cqe = 1024,
+		.policy = IB_ARM_REPORT_MISSED,
+		.cost_ns = cost_ns,
+		.completions = n,
+	};
+	double ns = -1;
+
+	if (harness_init(h, &cfg)) {
+		fprintf(stderr, "bench: set up failed\n");
+		exit(2);
+	}
+	harness_start(h);
+	if (harness_wait(h, 600000))
+		harness_fail(h, "bench %s: stuck", consumer_names[c]);
+	else
+		ns = (double)(h->t_end - h->t_start) / n;
+	harness_teardown(h);
+	harness_final_checks(h, true);
+	if (h->failures) {
+		fprintf(stderr, "bench: %s failed its checks\n",
+			consumer_names[c]);
+		exit(1);
+	}
+	harness_free(h);
+	free(h);
+	return ns;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+struct result {
+	enum consumer c;
+	unsigned int workers;
+	unsigned int cost_us;
+	u64 n;
+	double med, min, max;
+};
+
+static struct result measure(enum consumer c, unsigned int workers,
+			     unsigned int cost_us, u64 n, unsigned int repeats)
+{
+	double v[16];
+	struct result r = { c, workers, cost_us, n, 0, 0, 0 };
+	unsigned int i;
+
+	for (i = 0; i < repeats; i++)
+		v[i] = run_bench(c, workers, cost_us * 1000ull, n);
+	qsort(v, repeats, sizeof(v[0]), cmp_double);
+	r.med = v[repeats / 2];
+	r.min = v[0];
+	r.max = v[repeats - 1];
+	return r;
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+	static const unsigned int costs[] = { 0, 1, 10 };
+	static const enum consumer order[] = { C_RAW, C_STRICT, C_FLOW,
+					       C_PARALLEL };
+	u64 n = 1000000, slow_n = 100000;
+	unsigned int repeats = 5, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	unsigned int ci, w, k, nres = 0;
+	const char *json = NULL;
+	struct result res[4 * 3 * 64], main_res[4];
+	double flow2 = 0, strict2 = 0;
+	FILE *f;
+	int i;
+
+	for (i = 0; i < argc; i++) {
+		if (!strcmp(argv[i], "--n") && i + 1 < argc)
+			n = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--slow-n") && i + 1 < argc)
+			slow_n = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
+			repeats = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+			json = argv[++i];
+	}
+	if (repeats < 1 || repeats > 16)
+		repeats = 5;
+	if (ncpu < 1 || ncpu > 64)
+		ncpu = 2;
+
+	printf("ocq native bench: %u CPUs, %llu completions, median of %u runs, "
+	       "done() cost 0, %u workers\n", ncpu, (unsigned long long)n,
+	       repeats, ncpu);
+	printf("%-10s %10s %10s %10s %8s\n", "path", "ns/compl", "min", "max",
+	       "vs raw");
+	for (k = 0; k < 4; k++) {
+		main_res[k] = measure(order[k], ncpu, 0, n, repeats);
+		printf("%-10s %10.1f %10.1f %10.1f %8.2f\n",
+		       consumer_names[order[k]], main_res[k].med,
+		       main_res[k].min, main_res[k].max,
+		       main_res[k].med / main_res[0].med);
+		fflush(stdout);
+	}
+
+	printf("\nscaling: ns per completion (median of %u), by done() cost "
+	       "and workers; %llu completions at 0 us, %llu at 1 and 10 us\n",
+	       repeats, (unsigned long long)n, (unsigned long long)slow_n);
+	printf("%-8s %-8s", "cost", "workers");
+	for (k = 0; k < 4; k++)
+		printf(" %10s", consumer_names[order[k]]);
+	printf(" %10s\n", "flow/strict");
+	for (ci = 0; ci < 3; ci++) {
+		for (w = 1; w <= ncpu; w++) {
+			double med[4];
+
+			printf("%-8s %-8u", costs[ci] ? (costs[ci] == 1 ? "1us" :
+							"10us") : "0us", w);
+			for (k = 0; k < 4; k++) {
+				if (!costs[ci] && w == ncpu) {
+					res[nres] = main_res[k];
+				} else {
+					res[nres] = measure(order[k], w,
+							    costs[ci],
+							    costs[ci] ? slow_n : n,
+							    repeats);
+				}
+				med[k] = res[nres++].med;
+				printf(" %10.1f", med[k]);
+				fflush(stdout);
+			}
+			printf(" %10.2f\n", med[2] / med[1]);
+			if (costs[ci] == 10 && w == 2) {
+				flow2 = med[2];
+				strict2 = med[1];
+			}
+		}
+	}
+	if (strict2 > 0)
+		printf("\nflow/strict at 2 workers, 10 us done(): %.2f\n",
+		       flow2 / strict2);
+
+	f = json ? fopen(json, "w") : stdout;
+	if (!f) {
+		perror(json);
+		return 1;
+	}
+	fprintf(f, "{\"cpus\": %u, \"repeats\": %u, \"completions\": %llu, "
+		   "\"slow_completions\": %llu,\n \"main\": [",
+		ncpu, repeats, (unsigned long long)n,
+		(unsigned long long)slow_n);
+	for (k = 0; k < 4; k++)
+		fprintf(f, "%s\n  {\"path\": \"%s\", \"workers\": %u, "
+			   "\"ns_per_completion\": %.1f, \"min\": %.1f, "
+			   "\"max\": %.1f, \"vs_raw\": %.3f}",
+			k ? "," : "", consumer_names[order[k]], ncpu,
+			main_res[k].med, main_res[k].min, main_res[k].max,
+			main_res[k].med / main_res[0].med);
+	fprintf(f, "],\n \"scaling\": [");
+	for (k = 0; k < nres; k++)
+		fprintf(f, "%s\n  {\"path\": \"%s\", \"workers\": %u, "
+			   "\"cost_us\": %u, \"completions\": %llu, "
+			   "\"ns_per_completion\": %.1f, \"min\": %.1f, "
+			   "\"max\": %.1f}",
+			k ? "," : "", consumer_names[res[k].c], res[k].workers,
+			res[k].cost_us, (unsigned long long)res[k].n,
+			res[k].med, res[k].min, res[k].max);
+	fprintf(f, "],\n \"flow_over_strict_2_workers_10us\": %.3f}\n",
+		strict2 > 0 ? flow2 / strict2 : 0.0);
+	if (json) {
+		fclose(f);
+		printf("results: %s\n", json);
+	}
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	if (argc >= 2 && !strcmp(argv[1], "check"))
+		return cmd_check(argc - 2, argv + 2);
+	if (argc >= 2 && !strcmp(argv[1], "bench"))
+		return cmd_bench(argc - 2, argv + 2);
+	fprintf(stderr, "usage: %s check [--only SUBSTR] [--scale F]\n"
+			"       %s bench [--n N] [--slow-n N] [--repeats R] "
+			"[--json FILE]\n", argv[0], argv[0]);
+	return 2;
+}
