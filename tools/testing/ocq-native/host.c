@@ -13,6 +13,7 @@
 
 /* --- the shims' runtime --- */
 
+int ocq_native_bug;
 static long warnings;
 static long readers;
 static long allocations;

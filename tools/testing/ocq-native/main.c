@@ -3,10 +3,11 @@
  * ocq_native: the engine (drivers/infiniband/core/ocq_engine.c, as it is)
  * on real threads.
  *
- *   ocq_native check [--only SUBSTR] [--scale F]
+ *   ocq_native check [--only SUBSTR] [--scale F] [--bug NAME]
  *	every scenario (modes, pause/resume from another thread, postponed
  *	arm with racing resumes, teardown while producing); the last line is
- *	"N passed, N failed"; non-zero exit on any failure.
+ *	"N passed, N failed"; non-zero exit on any failure.  --bug switches
+ *	a seeded bug of the engine on (sanitizer builds only).
  *   ocq_native bench [--n N] [--slow-n N] [--repeats R] [--json FILE]
  *	ns per completion of strict, flow, parallel and the raw drain loop,
  *	then the scaling of every path over 1..nproc workers with a done()
@@ -16,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <ocq_native.h>
 #include "harness.h"
 
@@ -188,6 +190,21 @@ static int run_once(const struct scenario *sc, double scale, unsigned int it)
 	return fails ? 1 : 0;
 }
 
+static int bug_id(const char *name)
+{
+	static const char *const bugs[] = {
+		"none", "poll_then_arm", "positive_is_armed", "unserialized",
+		"teardown_no_disable",
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(bugs) / sizeof(bugs[0]); i++)
+		if (!strcmp(name, bugs[i]))
+			return i;
+	fprintf(stderr, "unknown bug %s\n", name);
+	exit(2);
+}
+
 static int cmd_check(int argc, char **argv)
 {
 	const char *only = NULL;
@@ -200,6 +217,8 @@ static int cmd_check(int argc, char **argv)
 			only = argv[++i];
 		else if (!strcmp(argv[i], "--scale") && i + 1 < argc)
 			scale = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--bug") && i + 1 < argc)
+			ocq_native_bug = bug_id(argv[++i]);
 	}
 	for (s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
 		const struct scenario *sc = &scenarios[s];
@@ -225,9 +244,22 @@ static int cmd_check(int argc, char **argv)
 
 /* --- bench --- */
 
-static double run_bench(enum consumer c, unsigned int workers, u64 cost_ns,
-			u64 n)
+static bool verbose;
+
+/* CPU time of the whole process: every thread's, the spinning included */
+static u64 cpu_ns(void)
 {
+	struct rusage ru;
+
+	getrusage(RUSAGE_SELF, &ru);
+	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000000ull +
+	       (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1000ull;
+}
+
+static double run_bench(enum consumer c, unsigned int workers, u64 cost_ns,
+			u64 n, double *cpu)
+{
+	u64 cpu0;
 	struct harness *h = calloc(1, sizeof(*h));
 	struct config cfg = {
 		.consumer = c,
@@ -245,11 +277,42 @@ static double run_bench(enum consumer c, unsigned int workers, u64 cost_ns,
 		fprintf(stderr, "bench: set up failed\n");
 		exit(2);
 	}
+	cpu0 = cpu_ns();
 	harness_start(h);
 	if (harness_wait(h, 600000))
 		harness_fail(h, "bench %s: stuck", consumer_names[c]);
 	else
 		ns = (double)(h->t_end - h->t_start) / n;
+	*cpu = (double)(cpu_ns() - cpu0) / n;
+	if (verbose && c == C_RAW)
+		fprintf(stderr, "  raw w=%u cost=%lluns: %.1f ns, cpu %.1f ns; "
+			"runs %llu polls %llu arms %llu missed %llu; cq events "
+			"%llu\n", workers, (unsigned long long)cost_ns, ns, *cpu,
+			(unsigned long long)h->raw.w.runs,
+			(unsigned long long)h->fcq.polls,
+			(unsigned long long)h->fcq.arms,
+			(unsigned long long)h->fcq.missed,
+			(unsigned long long)h->fcq.events);
+	if (verbose && c != C_RAW) {
+		struct ib_ocq_stats s;
+
+		ocq_engine_stats(&h->e, &s);
+		fprintf(stderr, "  %s w=%u cost=%lluns: %.1f ns, cpu %.1f ns; "
+			"events %llu runs %llu domain_runs %llu polls %llu "
+			"arms %llu parks %llu stalls %llu; cq events %llu "
+			"missed %llu\n",
+			consumer_names[c], workers,
+			(unsigned long long)cost_ns, ns, *cpu,
+			(unsigned long long)s.events,
+			(unsigned long long)s.runs,
+			(unsigned long long)s.domain_runs,
+			(unsigned long long)s.polls,
+			(unsigned long long)s.arms,
+			(unsigned long long)s.parks,
+			(unsigned long long)s.stalls,
+			(unsigned long long)h->fcq.events,
+			(unsigned long long)h->fcq.missed);
+	}
 	harness_teardown(h);
 	harness_final_checks(h, true);
 	if (h->failures) {
@@ -275,21 +338,24 @@ struct result {
 	unsigned int cost_us;
 	u64 n;
 	double med, min, max;
+	double cpu;	/* median CPU time per completion, all threads */
 };
 
 static struct result measure(enum consumer c, unsigned int workers,
 			     unsigned int cost_us, u64 n, unsigned int repeats)
 {
-	double v[16];
-	struct result r = { c, workers, cost_us, n, 0, 0, 0 };
+	double v[16], cpu[16];
+	struct result r = { c, workers, cost_us, n };
 	unsigned int i;
 
 	for (i = 0; i < repeats; i++)
-		v[i] = run_bench(c, workers, cost_us * 1000ull, n);
+		v[i] = run_bench(c, workers, cost_us * 1000ull, n, &cpu[i]);
 	qsort(v, repeats, sizeof(v[0]), cmp_double);
+	qsort(cpu, repeats, sizeof(cpu[0]), cmp_double);
 	r.med = v[repeats / 2];
 	r.min = v[0];
 	r.max = v[repeats - 1];
+	r.cpu = cpu[repeats / 2];
 	return r;
 }
 
@@ -316,6 +382,8 @@ static int cmd_bench(int argc, char **argv)
 			repeats = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--json") && i + 1 < argc)
 			json = argv[++i];
+		else if (!strcmp(argv[i], "--verbose"))
+			verbose = true;
 	}
 	if (repeats < 1 || repeats > 16)
 		repeats = 5;
@@ -325,14 +393,14 @@ static int cmd_bench(int argc, char **argv)
 	printf("ocq native bench: %u CPUs, %llu completions, median of %u runs, "
 	       "done() cost 0, %u workers\n", ncpu, (unsigned long long)n,
 	       repeats, ncpu);
-	printf("%-10s %10s %10s %10s %8s\n", "path", "ns/compl", "min", "max",
-	       "vs raw");
+	printf("%-10s %10s %10s %10s %8s %10s\n", "path", "ns/compl", "min",
+	       "max", "vs raw", "cpu ns");
 	for (k = 0; k < 4; k++) {
 		main_res[k] = measure(order[k], ncpu, 0, n, repeats);
-		printf("%-10s %10.1f %10.1f %10.1f %8.2f\n",
+		printf("%-10s %10.1f %10.1f %10.1f %8.2f %10.1f\n",
 		       consumer_names[order[k]], main_res[k].med,
 		       main_res[k].min, main_res[k].max,
-		       main_res[k].med / main_res[0].med);
+		       main_res[k].med / main_res[0].med, main_res[k].cpu);
 		fflush(stdout);
 	}
 
@@ -385,19 +453,20 @@ static int cmd_bench(int argc, char **argv)
 	for (k = 0; k < 4; k++)
 		fprintf(f, "%s\n  {\"path\": \"%s\", \"workers\": %u, "
 			   "\"ns_per_completion\": %.1f, \"min\": %.1f, "
-			   "\"max\": %.1f, \"vs_raw\": %.3f}",
+			   "\"max\": %.1f, \"vs_raw\": %.3f, "
+			   "\"cpu_ns_per_completion\": %.1f}",
 			k ? "," : "", consumer_names[order[k]], ncpu,
 			main_res[k].med, main_res[k].min, main_res[k].max,
-			main_res[k].med / main_res[0].med);
+			main_res[k].med / main_res[0].med, main_res[k].cpu);
 	fprintf(f, "],\n \"scaling\": [");
 	for (k = 0; k < nres; k++)
 		fprintf(f, "%s\n  {\"path\": \"%s\", \"workers\": %u, "
 			   "\"cost_us\": %u, \"completions\": %llu, "
 			   "\"ns_per_completion\": %.1f, \"min\": %.1f, "
-			   "\"max\": %.1f}",
+			   "\"max\": %.1f, \"cpu_ns_per_completion\": %.1f}",
 			k ? "," : "", consumer_names[res[k].c], res[k].workers,
 			res[k].cost_us, (unsigned long long)res[k].n,
-			res[k].med, res[k].min, res[k].max);
+			res[k].med, res[k].min, res[k].max, res[k].cpu);
 	fprintf(f, "],\n \"flow_over_strict_2_workers_10us\": %.3f}\n",
 		strict2 > 0 ? flow2 / strict2 : 0.0);
 	if (json) {
@@ -414,7 +483,7 @@ int main(int argc, char **argv)
 		return cmd_check(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 2, argv + 2);
-	fprintf(stderr, "usage: %s check [--only SUBSTR] [--scale F]\n"
+	fprintf(stderr, "usage: %s check [--only SUBSTR] [--scale F] [--bug NAME]\n"
 			"       %s bench [--n N] [--slow-n N] [--repeats R] "
 			"[--json FILE]\n", argv[0], argv[0]);
 	return 2;

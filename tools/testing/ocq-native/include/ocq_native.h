@@ -9,6 +9,21 @@
 
 #include <stddef.h>
 
+/*
+ * The seeded bugs of the engine (ocq_seeded_bug()), switchable at run time
+ * in the sanitizer builds: "make tsan-selftest" proves that a known
+ * unserialised run is reported.  The bench build compiles them away.
+ */
+enum ocq_native_bug_id {
+	OCQ_NATIVE_BUG_none,
+	OCQ_NATIVE_BUG_poll_then_arm,
+	OCQ_NATIVE_BUG_positive_is_armed,
+	OCQ_NATIVE_BUG_unserialized,
+	OCQ_NATIVE_BUG_teardown_no_disable,
+};
+
+extern int ocq_native_bug;
+
 /* WARN_ON() fired: counted, printed; the run fails */
 void ocq_native_warn(const char *file, int line, const char *cond);
 /* warnings so far */
