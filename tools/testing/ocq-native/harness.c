@@ -147,6 +147,16 @@ static void ulp_process(struct ib_cq *cq, struct ib_wc *wc)
 	dec(&h->in_process);
 }
 
+/* two QPs per flow: a flow holds several QPs, each QP in one flow */
+static u32 ulp_flow_key(struct ib_cq *cq, const struct ib_wc *wc)
+{
+	struct harness *h = harness_of(cq);
+
+	if (wc_unposted(wc))
+		harness_fail(h, "flow_key() of a failed completion");
+	return wc->qp->qp_num / 2;
+}
+
 /* --- the raw drain loop: poll until empty, done(), arm, look again --- */
 
 static void raw_run(struct harness *h)
@@ -322,6 +332,8 @@ int harness_init(struct harness *h, const struct config *cfg)
 	attr.nr_domains = cfg->nr_domains;
 	if (cfg->consumer == C_PARALLEL)
 		attr.process = ulp_process;
+	if (cfg->consumer == C_FLOW && cfg->flow_key)
+		attr.flow_key = ulp_flow_key;
 	ret = ocq_engine_init(&h->e, &h->fcq.cq, &attr, cfg->workers, &h->ops);
 	if (ret)
 		return ret;

@@ -31,6 +31,7 @@ struct config {
 	unsigned int lease_us;		/* 0: no lease (pauses end on resume) */
 	unsigned int watchdog_us;	/* 0: no watchdog */
 	unsigned int flush_every;	/* every Nth completion fails (flush) */
+	bool flow_key;			/* flow: two QPs per flow (a flow_key) */
 	u64 cost_ns;			/* done(), or process() in parallel */
 	u64 completions;
 };

@@ -79,6 +79,9 @@ static const struct scenario scenarios[] = {
 	{ "flow", { BASE(C_FLOW, 3, 4, 200000), .flush_every = 97 } },
 	{ "parallel", { BASE(C_PARALLEL, 3, 3, 200000), .flush_every = 97 } },
 	{ "raw", { BASE(C_RAW, 2, 0, 100000) } },
+	/* a flow_key: failed completions wait for the domains (a barrier) */
+	{ "flow-key", { BASE(C_FLOW, 3, 3, 100000), .flush_every = 13,
+			.flow_key = true } },
 	/* small budgets: runs yield and requeue themselves */
 	{ "strict-budget", { BASE(C_STRICT, 2, 0, 100000), .budget = 5 } },
 	{ "flow-budget", { BASE(C_FLOW, 3, 3, 100000), .budget = 3 } },
@@ -116,6 +119,9 @@ static const struct scenario scenarios[] = {
 	{ "strict-teardown", { BASE(C_STRICT, 2, 0, 50000), .lease_us = 1000,
 			       .watchdog_us = 300 }, P_PAUSER, 1, 3000, 12 },
 	{ "flow-teardown", { BASE(C_FLOW, 3, 3, 50000), .cost_ns = 100 },
+	  P_NONE, 0, 3000, 12 },
+	{ "flow-key-teardown", { BASE(C_FLOW, 3, 3, 50000), .cost_ns = 100,
+				 .flush_every = 13, .flow_key = true },
 	  P_NONE, 0, 3000, 12 },
 	{ "parallel-teardown", { BASE(C_PARALLEL, 3, 2, 50000),
 				 .cost_ns = 100 }, P_NONE, 0, 3000, 12 },
