@@ -345,26 +345,53 @@ struct result {
 	u64 n;
 	double med, min, max;
 	double cpu;	/* median CPU time per completion, all threads */
+	double paired;	/* median of this / the reference of the same repeat */
+	double v[16], cpus[16];
 };
 
-static struct result measure(enum consumer c, unsigned int workers,
-			     unsigned int cost_us, u64 n, unsigned int repeats)
+static double median(const double *x, unsigned int n)
 {
-	double v[16], cpu[16];
-	struct result r = { c, workers, cost_us, n };
+	double v[16];
+
+	memcpy(v, x, n * sizeof(*v));
+	qsort(v, n, sizeof(v[0]), cmp_double);
+	return v[n / 2];
+}
+
+static void summarise(struct result *r, unsigned int repeats)
+{
+	double v[16];
+
+	memcpy(v, r->v, repeats * sizeof(*v));
+	qsort(v, repeats, sizeof(v[0]), cmp_double);
+	r->med = v[repeats / 2];
+	r->min = v[0];
+	r->max = v[repeats - 1];
+	r->cpu = median(r->cpus, repeats);
+}
+
+/* median over the repeats of a[i] / b[i]: both measured in one repeat */
+static double paired(const struct result *a, const struct result *b,
+		     unsigned int repeats)
+{
+	double q[16];
 	unsigned int i;
 
 	for (i = 0; i < repeats; i++)
-		v[i] = run_bench(c, workers, cost_us * 1000ull, n, &cpu[i]);
-	qsort(v, repeats, sizeof(v[0]), cmp_double);
-	qsort(cpu, repeats, sizeof(cpu[0]), cmp_double);
-	r.med = v[repeats / 2];
-	r.min = v[0];
-	r.max = v[repeats - 1];
-	r.cpu = cpu[repeats / 2];
-	return r;
+		q[i] = a->v[i] / b->v[i];
+	return median(q, repeats);
 }
 
+static const char *cost_name(unsigned int us)
+{
+	return us == 0 ? "0us" : us == 1 ? "1us" : "10us";
+}
+
+/*
+ * Every configuration is measured once per repeat, all of them in turn,
+ * then again: a slow phase of a shared machine hits every path alike
+ * rather than all the repeats of one.
+ */
 static int cmd_bench(int argc, char **argv)
 {
 	static const unsigned int costs[] = { 0, 1, 10 };
@@ -372,10 +399,10 @@ static int cmd_bench(int argc, char **argv)
 					       C_PARALLEL };
 	u64 n = 1000000, slow_n = 100000;
 	unsigned int repeats = 5, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned int ci, w, k, nres = 0;
+	unsigned int ci, w, k, r, nres = 0, main_at = 0;
 	const char *json = NULL;
-	struct result res[4 * 3 * 64], main_res[4];
-	double flow2 = 0, strict2 = 0;
+	static struct result res[4 * 3 * 64];
+	double ratio2 = 0;
 	FILE *f;
 	int i;
 
@@ -396,56 +423,68 @@ static int cmd_bench(int argc, char **argv)
 	if (ncpu < 1 || ncpu > 64)
 		ncpu = 2;
 
-	printf("ocq native bench: %u CPUs, %llu completions, median of %u runs, "
-	       "done() cost 0, %u workers\n", ncpu, (unsigned long long)n,
-	       repeats, ncpu);
-	printf("%-10s %10s %10s %10s %8s %10s\n", "path", "ns/compl", "min",
-	       "max", "vs raw", "cpu ns");
-	for (k = 0; k < 4; k++) {
-		main_res[k] = measure(order[k], ncpu, 0, n, repeats);
-		printf("%-10s %10.1f %10.1f %10.1f %8.2f %10.1f\n",
-		       consumer_names[order[k]], main_res[k].med,
-		       main_res[k].min, main_res[k].max,
-		       main_res[k].med / main_res[0].med, main_res[k].cpu);
-		fflush(stdout);
-	}
-
-	printf("\nscaling: ns per completion (median of %u), by done() cost "
-	       "and workers; %llu completions at 0 us, %llu at 1 and 10 us\n",
-	       repeats, (unsigned long long)n, (unsigned long long)slow_n);
-	printf("%-8s %-8s", "cost", "workers");
-	for (k = 0; k < 4; k++)
-		printf(" %10s", consumer_names[order[k]]);
-	printf(" %10s\n", "flow/strict");
-	for (ci = 0; ci < 3; ci++) {
-		for (w = 1; w <= ncpu; w++) {
-			double med[4];
-
-			printf("%-8s %-8u", costs[ci] ? (costs[ci] == 1 ? "1us" :
-							"10us") : "0us", w);
+	/* cost-major, then workers, then the four paths (raw first) */
+	for (ci = 0; ci < 3; ci++)
+		for (w = 1; w <= ncpu; w++)
 			for (k = 0; k < 4; k++) {
-				if (!costs[ci] && w == ncpu) {
-					res[nres] = main_res[k];
-				} else {
-					res[nres] = measure(order[k], w,
-							    costs[ci],
-							    costs[ci] ? slow_n : n,
-							    repeats);
-				}
-				med[k] = res[nres++].med;
-				printf(" %10.1f", med[k]);
-				fflush(stdout);
+				if (!costs[ci] && w == ncpu && !k)
+					main_at = nres;
+				res[nres].c = order[k];
+				res[nres].workers = w;
+				res[nres].cost_us = costs[ci];
+				res[nres++].n = costs[ci] ? slow_n : n;
 			}
-			printf(" %10.2f\n", med[2] / med[1]);
-			if (costs[ci] == 10 && w == 2) {
-				flow2 = med[2];
-				strict2 = med[1];
-			}
-		}
+	printf("ocq native bench: %u CPUs, %u configurations, %u repeats "
+	       "interleaved\n", ncpu, nres, repeats);
+	for (r = 0; r < repeats; r++) {
+		u64 t0 = now_ns();
+
+		for (k = 0; k < nres; k++)
+			res[k].v[r] = run_bench(res[k].c, res[k].workers,
+						res[k].cost_us * 1000ull,
+						res[k].n, &res[k].cpus[r]);
+		printf("  repeat %u: %.1f s\n", r + 1, (now_ns() - t0) / 1e9);
 	}
-	if (strict2 > 0)
-		printf("\nflow/strict at 2 workers, 10 us done(): %.2f\n",
-		       flow2 / strict2);
+	for (k = 0; k < nres; k++) {
+		summarise(&res[k], repeats);
+		/* raw of the same cost and workers; strict for flow/strict */
+		res[k].paired = paired(&res[k], &res[k - k % 4], repeats);
+	}
+
+	printf("\n%llu completions, done() cost 0, %u workers; median of %u\n",
+	       (unsigned long long)n, ncpu, repeats);
+	printf("%-10s %10s %10s %10s %8s %8s %10s\n", "path", "ns/compl",
+	       "min", "max", "vs raw", "paired", "cpu ns");
+	for (k = main_at; k < main_at + 4; k++)
+		printf("%-10s %10.1f %10.1f %10.1f %8.2f %8.2f %10.1f\n",
+		       consumer_names[res[k].c], res[k].med, res[k].min,
+		       res[k].max, res[k].med / res[main_at].med, res[k].paired,
+		       res[k].cpu);
+
+	printf("\nscaling: ns per completion (median of %u) by done() cost and "
+	       "workers; %llu completions at 0 us, %llu at 1 and 10 us;\n"
+	       "flow/strict: of the medians, and paired (median of the "
+	       "ratios of one repeat); cpu%%: CPU time / wall time\n", repeats,
+	       (unsigned long long)n, (unsigned long long)slow_n);
+	printf("%-5s %-7s", "cost", "workers");
+	for (k = 0; k < 4; k++)
+		printf(" %9s", consumer_names[order[k]]);
+	printf(" %11s %7s %7s\n", "flow/strict", "paired", "cpu%flow");
+	for (k = 0; k < nres; k += 4) {
+		struct result *st = &res[k + 1], *fl = &res[k + 2];
+		double pf = paired(fl, st, repeats);
+
+		printf("%-5s %-7u", cost_name(res[k].cost_us), res[k].workers);
+		for (i = 0; i < 4; i++)
+			printf(" %9.1f", res[k + i].med);
+		printf(" %11.2f %7.2f %7.0f\n", fl->med / st->med, pf,
+		       100 * fl->cpu / fl->med);
+		if (res[k].cost_us == 10 && res[k].workers == 2)
+			ratio2 = pf;
+	}
+	if (ratio2 > 0)
+		printf("\nflow/strict at 2 workers, 10 us done(): %.2f (paired)\n",
+		       ratio2);
 
 	f = json ? fopen(json, "w") : stdout;
 	if (!f) {
@@ -456,25 +495,29 @@ static int cmd_bench(int argc, char **argv)
 		   "\"slow_completions\": %llu,\n \"main\": [",
 		ncpu, repeats, (unsigned long long)n,
 		(unsigned long long)slow_n);
-	for (k = 0; k < 4; k++)
+	for (k = main_at; k < main_at + 4; k++)
 		fprintf(f, "%s\n  {\"path\": \"%s\", \"workers\": %u, "
 			   "\"ns_per_completion\": %.1f, \"min\": %.1f, "
 			   "\"max\": %.1f, \"vs_raw\": %.3f, "
+			   "\"vs_raw_paired\": %.3f, "
 			   "\"cpu_ns_per_completion\": %.1f}",
-			k ? "," : "", consumer_names[order[k]], ncpu,
-			main_res[k].med, main_res[k].min, main_res[k].max,
-			main_res[k].med / main_res[0].med, main_res[k].cpu);
+			k > main_at ? "," : "", consumer_names[res[k].c],
+			res[k].workers, res[k].med, res[k].min, res[k].max,
+			res[k].med / res[main_at].med, res[k].paired,
+			res[k].cpu);
 	fprintf(f, "],\n \"scaling\": [");
 	for (k = 0; k < nres; k++)
 		fprintf(f, "%s\n  {\"path\": \"%s\", \"workers\": %u, "
 			   "\"cost_us\": %u, \"completions\": %llu, "
 			   "\"ns_per_completion\": %.1f, \"min\": %.1f, "
-			   "\"max\": %.1f, \"cpu_ns_per_completion\": %.1f}",
+			   "\"max\": %.1f, \"vs_raw_paired\": %.3f, "
+			   "\"cpu_ns_per_completion\": %.1f}",
 			k ? "," : "", consumer_names[res[k].c], res[k].workers,
 			res[k].cost_us, (unsigned long long)res[k].n,
-			res[k].med, res[k].min, res[k].max, res[k].cpu);
-	fprintf(f, "],\n \"flow_over_strict_2_workers_10us\": %.3f}\n",
-		strict2 > 0 ? flow2 / strict2 : 0.0);
+			res[k].med, res[k].min, res[k].max, res[k].paired,
+			res[k].cpu);
+	fprintf(f, "],\n \"flow_over_strict_2_workers_10us_paired\": %.3f}\n",
+		ratio2);
 	if (json) {
 		fclose(f);
 		printf("results: %s\n", json);

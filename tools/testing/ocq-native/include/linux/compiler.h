@@ -12,6 +12,17 @@
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 
+#ifdef OCQ_NATIVE_VOLATILE_ONCE
+/*
+ * The model checker's volatile accesses, to show the artefact: TSan then
+ * reports ocq_engine_stats() against every counter's owner.
+ */
+#define READ_ONCE(x)	(*(const volatile __typeof__(x) *)&(x))
+#define WRITE_ONCE(x, val)						\
+	do {								\
+		*(volatile __typeof__(x) *)&(x) = (val);		\
+	} while (0)
+#else
 #define READ_ONCE(x)							\
 	({								\
 		__typeof__(x) __ro_v;					\
@@ -23,5 +34,6 @@
 		__typeof__(x) __wo_v = (val);				\
 		__atomic_store(&(x), &__wo_v, __ATOMIC_RELAXED);	\
 	} while (0)
+#endif
 
 #endif /* _LINUX_COMPILER_H */
