@@ -199,7 +199,14 @@ static void host_schedule(struct ocq_engine *e, unsigned int unit)
 
 static void host_lease(struct ocq_engine *e)
 {
-	tick_request(&harness_of_engine(e)->lease);
+	struct harness *h = harness_of_engine(e);
+
+	/* never after ocq_engine_disable() returned and the runs were cancelled */
+	if (ld(&h->lease_stopped)) {
+		harness_fail(h, "lease asked for after teardown");
+		return;
+	}
+	tick_request(&h->lease);
 }
 
 static bool lease_tick(void *arg)
@@ -418,6 +425,7 @@ void harness_teardown(struct harness *h)
 	for (i = 0; i < h->nr_uw; i++)
 		wq_cancel_sync(&h->wq, &h->uw[i].w);
 	wq_cancel_sync(&h->wq, &h->uw[OCQ_UNIT_CQ].w);
+	st(&h->lease_stopped, 1);
 	if (h->cfg.lease_us)
 		tick_stop(&h->lease);
 	st(&h->torn_down, 1);

@@ -82,6 +82,7 @@ struct harness {
 	int domains_in_done;
 	int max_domains_in_done;
 	int torn_down;
+	int lease_stopped;
 	u64 delivered;
 	u64 failures;
 	/* the waiter for all completions */

@@ -9,9 +9,10 @@
  *	"N passed, N failed"; non-zero exit on any failure.  --bug switches
  *	a seeded bug of the engine on (sanitizer builds only).
  *   ocq_native bench [--n N] [--slow-n N] [--repeats R] [--json FILE]
+ *		     [--cost US] [--verbose]
  *	ns per completion of strict, flow, parallel and the raw drain loop,
  *	then the scaling of every path over 1..nproc workers with a done()
- *	cost of 0, 1 and 10 us.
+ *	cost of 0, 1 and 10 us (--cost: only that one).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -306,7 +307,7 @@ static double run_bench(enum consumer c, unsigned int workers, u64 cost_ns,
 		fprintf(stderr, "  %s w=%u cost=%lluns: %.1f ns, cpu %.1f ns; "
 			"events %llu runs %llu domain_runs %llu polls %llu "
 			"arms %llu parks %llu stalls %llu; cq events %llu "
-			"missed %llu\n",
+			"missed %llu; max done() at once %d\n",
 			consumer_names[c], workers,
 			(unsigned long long)cost_ns, ns, *cpu,
 			(unsigned long long)s.events,
@@ -317,7 +318,7 @@ static double run_bench(enum consumer c, unsigned int workers, u64 cost_ns,
 			(unsigned long long)s.parks,
 			(unsigned long long)s.stalls,
 			(unsigned long long)h->fcq.events,
-			(unsigned long long)h->fcq.missed);
+			(unsigned long long)h->fcq.missed, h->max_domains_in_done);
 	}
 	harness_teardown(h);
 	harness_final_checks(h, true);
@@ -399,7 +400,8 @@ static int cmd_bench(int argc, char **argv)
 					       C_PARALLEL };
 	u64 n = 1000000, slow_n = 100000;
 	unsigned int repeats = 5, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	unsigned int ci, w, k, r, nres = 0, main_at = 0;
+	unsigned int ci, w, k, r, nres = 0, main_at = ~0u;
+	int only_cost = -1;
 	const char *json = NULL;
 	static struct result res[4 * 3 * 64];
 	double ratio2 = 0;
@@ -417,6 +419,8 @@ static int cmd_bench(int argc, char **argv)
 			json = argv[++i];
 		else if (!strcmp(argv[i], "--verbose"))
 			verbose = true;
+		else if (!strcmp(argv[i], "--cost") && i + 1 < argc)
+			only_cost = atoi(argv[++i]);
 	}
 	if (repeats < 1 || repeats > 16)
 		repeats = 5;
@@ -425,7 +429,8 @@ static int cmd_bench(int argc, char **argv)
 
 	/* cost-major, then workers, then the four paths (raw first) */
 	for (ci = 0; ci < 3; ci++)
-		for (w = 1; w <= ncpu; w++)
+		for (w = 1; w <= ncpu && (only_cost < 0 ||
+					  only_cost == (int)costs[ci]); w++)
 			for (k = 0; k < 4; k++) {
 				if (!costs[ci] && w == ncpu && !k)
 					main_at = nres;
@@ -451,6 +456,8 @@ static int cmd_bench(int argc, char **argv)
 		res[k].paired = paired(&res[k], &res[k - k % 4], repeats);
 	}
 
+	if (main_at == ~0u)
+		goto scaling;
 	printf("\n%llu completions, done() cost 0, %u workers; median of %u\n",
 	       (unsigned long long)n, ncpu, repeats);
 	printf("%-10s %10s %10s %10s %8s %8s %10s\n", "path", "ns/compl",
@@ -461,6 +468,7 @@ static int cmd_bench(int argc, char **argv)
 		       res[k].max, res[k].med / res[main_at].med, res[k].paired,
 		       res[k].cpu);
 
+scaling:
 	printf("\nscaling: ns per completion (median of %u) by done() cost and "
 	       "workers; %llu completions at 0 us, %llu at 1 and 10 us;\n"
 	       "flow/strict: of the medians, and paired (median of the "
@@ -495,7 +503,7 @@ static int cmd_bench(int argc, char **argv)
 		   "\"slow_completions\": %llu,\n \"main\": [",
 		ncpu, repeats, (unsigned long long)n,
 		(unsigned long long)slow_n);
-	for (k = main_at; k < main_at + 4; k++)
+	for (k = main_at; main_at != ~0u && k < main_at + 4; k++)
 		fprintf(f, "%s\n  {\"path\": \"%s\", \"workers\": %u, "
 			   "\"ns_per_completion\": %.1f, \"min\": %.1f, "
 			   "\"max\": %.1f, \"vs_raw\": %.3f, "
@@ -534,6 +542,6 @@ int main(int argc, char **argv)
 		return cmd_bench(argc - 2, argv + 2);
 	fprintf(stderr, "usage: %s check [--only SUBSTR] [--scale F] [--bug NAME]\n"
 			"       %s bench [--n N] [--slow-n N] [--repeats R] "
-			"[--json FILE]\n", argv[0], argv[0]);
+			"[--json FILE] [--cost US] [--verbose]\n", argv[0], argv[0]);
 	return 2;
 }
