@@ -119,6 +119,9 @@ static void ulp_done(struct ib_cq *cq, struct ib_wc *wc)
 		break;
 	}
 	dec(&h->domains_in_done);
+	/* ib_ocq_pause() from done(): "any context, including done()" */
+	if (h->cfg.pause_every && !(r->qseq % h->cfg.pause_every))
+		ocq_engine_pause(&h->e);
 	if (inc(&h->delivered) + 1 == h->cfg.completions) {
 		h->t_end = now_ns();
 		pthread_mutex_lock(&h->lock);

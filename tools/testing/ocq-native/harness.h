@@ -32,6 +32,7 @@ struct config {
 	unsigned int watchdog_us;	/* 0: no watchdog */
 	unsigned int flush_every;	/* every Nth completion fails (flush) */
 	bool flow_key;			/* flow: two QPs per flow (a flow_key) */
+	unsigned int pause_every;	/* done() pauses the engine every Nth */
 	u64 cost_ns;			/* done(), or process() in parallel */
 	u64 completions;
 };

@@ -104,6 +104,13 @@ static const struct scenario scenarios[] = {
 	  P_PAUSER, 2 },
 	{ "parallel-pause", { BASE(C_PARALLEL, 3, 2, 100000),
 			      .lease_us = 2000 }, P_PAUSER, 2 },
+	/* done() pauses, two threads resume */
+	{ "strict-pause-in-done", { BASE(C_STRICT, 2, 0, 100000),
+				    .pause_every = 500, .lease_us = 2000 },
+	  P_RESUMER, 2 },
+	{ "flow-pause-in-done", { BASE(C_FLOW, 3, 3, 100000),
+				  .pause_every = 500, .lease_us = 2000 },
+	  P_RESUMER, 2 },
 	/* IB_OCQ_POSTPONE_ARM, resumes racing from two threads */
 	{ "strict-postpone", { BASE(C_STRICT, 2, 0, 100000),
 			       .postpone_arm = true, .lease_us = 2000 },
