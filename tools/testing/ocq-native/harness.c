@@ -236,6 +236,12 @@ static void host_work(struct work *w)
 		raw_run(h);
 		return;
 	}
+	/* in the kernel: a use after free of the ib_ocq */
+	if (!ld(&h->engine_live)) {
+		harness_fail(h, "run of unit %u after ocq_engine_destroy()",
+			     uw->unit);
+		return;
+	}
 	/* a run exists exactly while its unit's OCQ_RUN is set */
 	if (!(atomic_read(&h->e.units[uw->unit].gate) & OCQ_RUN))
 		harness_fail(h, "run of unit %u without OCQ_RUN", uw->unit);
@@ -347,7 +353,7 @@ int harness_init(struct harness *h, const struct config *cfg)
 	ret = ocq_engine_init(&h->e, &h->fcq.cq, &attr, cfg->workers, &h->ops);
 	if (ret)
 		return ret;
-	h->engine_live = true;
+	st(&h->engine_live, 1);
 	h->nr_uw = h->e.nr_units;
 	h->uw = calloc(h->nr_uw, sizeof(*h->uw));
 	if (!h->uw)
@@ -446,8 +452,8 @@ void harness_teardown(struct harness *h)
 		harness_fail(h, "the engine counted %llu done() calls, the ULP %llu",
 			     (unsigned long long)s.completions,
 			     (unsigned long long)ld(&h->delivered));
+	st(&h->engine_live, 0);
 	ocq_engine_destroy(&h->e);
-	h->engine_live = false;
 }
 
 void harness_final_checks(struct harness *h, bool complete)

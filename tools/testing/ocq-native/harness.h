@@ -71,7 +71,7 @@ struct harness {
 	unsigned int nr_uw;
 	struct unit_work raw;
 	struct tick lease, watchdog;
-	bool engine_live;
+	int engine_live;
 	struct req *reqs;
 	struct qp_ctx *qps;
 	pthread_t *prod;

@@ -8,12 +8,15 @@
 #include <string.h>
 #include <time.h>
 #include <errno.h>
+#include <stdint.h>
+#include <unistd.h>
 #include <ocq_native.h>
 #include "host.h"
 
 /* --- the shims' runtime --- */
 
 int ocq_native_bug;
+int ocq_native_jitter_on;
 static long warnings;
 static long readers;
 static long allocations;
@@ -51,6 +54,21 @@ void ocq_native_synchronize_rcu(void)
  * Cache-line aligned, as the slab caches the engine's ____cacheline_aligned
  * units come from in practice; calloc() only promises 16 bytes.
  */
+void ocq_native_jitter(void)
+{
+	static __thread u32 x;
+
+	if (!x)
+		x = (u32)(uintptr_t)&x | 1;
+	x ^= x << 13;
+	x ^= x >> 17;
+	x ^= x << 5;
+	if (!(x & 31))
+		sched_yield();
+	else if ((x & 127) == 1)
+		usleep(20 + x % 200);
+}
+
 void *ocq_native_alloc(size_t n, size_t size)
 {
 	size_t bytes = (n ? n : 1) * (size ? size : 1);

@@ -3,11 +3,14 @@
  * ocq_native: the engine (drivers/infiniband/core/ocq_engine.c, as it is)
  * on real threads.
  *
- *   ocq_native check [--only SUBSTR] [--scale F] [--bug NAME]
+ *   ocq_native check [--only SUBSTR] [--scale F] [--bug NAME] [--jitter]
+ *		     [--jitter-teardowns]
  *	every scenario (modes, pause/resume from another thread, postponed
  *	arm with racing resumes, teardown while producing); the last line is
  *	"N passed, N failed"; non-zero exit on any failure.  --bug switches
- *	a seeded bug of the engine on (sanitizer builds only).
+ *	a seeded bug of the engine on (sanitizer builds only); --jitter
+ *	yields and sleeps now and then after the gates' RMWs (sanitizer
+ *	builds), --jitter-teardowns runs the teardown scenarios once more so.
  *   ocq_native bench [--n N] [--slow-n N] [--repeats R] [--json FILE]
  *		     [--cost US] [--verbose]
  *	ns per completion of strict, flow, parallel and the raw drain loop,
@@ -32,7 +35,7 @@ static const char *const consumer_names[] = {
 /* --- the scenarios of "check" --- */
 
 /* a thread that pokes the engine while the scenario runs */
-enum poker { P_NONE, P_PAUSER, P_RESUMER };
+enum poker { P_NONE, P_PAUSER, P_RESUMER, P_PAUSE_ONLY };
 
 struct scenario {
 	const char *name;
@@ -62,6 +65,9 @@ static void *poke_thread(void *arg)
 			ocq_engine_pause(&pa->h->e);
 			usleep(rand_r(&seed) % 300);
 			ocq_engine_resume(&pa->h->e);
+		} else if (pa->kind == P_PAUSE_ONLY) {
+			/* only the lease ends these pauses */
+			ocq_engine_pause(&pa->h->e);
 		} else {
 			ocq_engine_resume(&pa->h->e);
 		}
@@ -133,6 +139,10 @@ static const struct scenario scenarios[] = {
 	  P_NONE, 0, 3000, 12 },
 	{ "parallel-teardown", { BASE(C_PARALLEL, 3, 2, 50000),
 				 .cost_ns = 100 }, P_NONE, 0, 3000, 12 },
+	/* pauses only the lease ends, a fast lease tick, teardown: the tick's
+	 * resume races with ocq_engine_disable() and the cancels */
+	{ "lease-teardown", { BASE(C_STRICT, 2, 0, 50000), .lease_us = 50 },
+	  P_PAUSE_ONLY, 1, 2000, 120 },
 	{ "postpone-teardown", { BASE(C_FLOW, 2, 2, 50000),
 				 .postpone_arm = true, .lease_us = 1000 },
 	  P_RESUMER, 2, 2000, 12 },
@@ -198,8 +208,9 @@ static int run_once(const struct scenario *sc, double scale, unsigned int it)
 	printf("  %s#%u: %llu done, max %d done() at once, %d process() at once\n",
 	       sc->name, it, (unsigned long long)harness_delivered(h),
 	       h->max_domains_in_done, h->max_process);
-	fails = h->failures;
+	/* the workers are joined: a run queued too late has failed by now */
 	harness_free(h);
+	fails = h->failures;
 	free(h);
 	return fails ? 1 : 0;
 }
@@ -223,7 +234,7 @@ static int cmd_check(int argc, char **argv)
 {
 	const char *only = NULL;
 	double scale = 1.0;
-	unsigned int s, it, passed = 0, failed = 0;
+	unsigned int s, it, pass, passes = 1, passed = 0, failed = 0;
 	int i;
 
 	for (i = 0; i < argc; i++) {
@@ -233,24 +244,36 @@ static int cmd_check(int argc, char **argv)
 			scale = atof(argv[++i]);
 		else if (!strcmp(argv[i], "--bug") && i + 1 < argc)
 			ocq_native_bug = bug_id(argv[++i]);
+		else if (!strcmp(argv[i], "--jitter"))
+			ocq_native_jitter_on = 1;
+		else if (!strcmp(argv[i], "--jitter-teardowns"))
+			passes = 2;
 	}
-	for (s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
-		const struct scenario *sc = &scenarios[s];
-		unsigned int iters = sc->iterations ? sc->iterations : 1;
-		int bad = 0;
-		u64 t0 = now_ns();
+	/* pass 1: as asked; pass 2: the teardown scenarios again, jittered */
+	for (pass = 0; pass < passes; pass++) {
+		if (pass)
+			ocq_native_jitter_on = 1;
+		for (s = 0; s < sizeof(scenarios) / sizeof(scenarios[0]); s++) {
+			const struct scenario *sc = &scenarios[s];
+			unsigned int iters = sc->iterations ? sc->iterations : 1;
+			int bad = 0;
+			u64 t0 = now_ns();
 
-		if (only && !strstr(sc->name, only))
-			continue;
-		for (it = 0; it < iters; it++)
-			bad |= run_once(sc, scale, it);
-		printf("%s %s (%.1f s)\n", bad ? "not ok" : "ok", sc->name,
-		       (now_ns() - t0) / 1e9);
-		fflush(stdout);
-		if (bad)
-			failed++;
-		else
-			passed++;
+			if (only && !strstr(sc->name, only))
+				continue;
+			if (pass && !sc->teardown_us)
+				continue;
+			for (it = 0; it < iters; it++)
+				bad |= run_once(sc, scale, it);
+			printf("%s %s%s (%.1f s)\n", bad ? "not ok" : "ok",
+			       sc->name, ocq_native_jitter_on ? "+jitter" : "",
+			       (now_ns() - t0) / 1e9);
+			fflush(stdout);
+			if (bad)
+				failed++;
+			else
+				passed++;
+		}
 	}
 	printf("%u passed, %u failed\n", passed, failed);
 	return failed ? 1 : 0;
@@ -547,7 +570,8 @@ int main(int argc, char **argv)
 		return cmd_check(argc - 2, argv + 2);
 	if (argc >= 2 && !strcmp(argv[1], "bench"))
 		return cmd_bench(argc - 2, argv + 2);
-	fprintf(stderr, "usage: %s check [--only SUBSTR] [--scale F] [--bug NAME]\n"
+	fprintf(stderr, "usage: %s check [--only SUBSTR] [--scale F] [--bug NAME] "
+			"[--jitter] [--jitter-teardowns]\n"
 			"       %s bench [--n N] [--slow-n N] [--repeats R] "
 			"[--json FILE] [--cost US] [--verbose]\n", argv[0], argv[0]);
 	return 2;

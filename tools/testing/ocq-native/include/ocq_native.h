@@ -24,6 +24,25 @@ enum ocq_native_bug_id {
 
 extern int ocq_native_bug;
 
+/*
+ * Jitter (sanitizer builds, check --jitter): after a fully ordered RMW
+ * (the gates' kicks, releases, pauses and resumes), now and then yield
+ * the CPU or sleep a little, so that the windows between a gate's cmpxchg
+ * and what its winner does next (schedule, kick) are hit far more often
+ * than the scheduler alone would.
+ */
+extern int ocq_native_jitter_on;
+void ocq_native_jitter(void);
+#ifdef OCQ_NATIVE_JITTER
+#define ocq_native_maybe_jitter()					\
+	do {								\
+		if (__builtin_expect(ocq_native_jitter_on, 0))		\
+			ocq_native_jitter();				\
+	} while (0)
+#else
+#define ocq_native_maybe_jitter()	do { } while (0)
+#endif
+
 /* WARN_ON() fired: counted, printed; the run fails */
 void ocq_native_warn(const char *file, int line, const char *cond);
 /* warnings so far */

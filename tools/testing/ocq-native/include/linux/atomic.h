@@ -20,6 +20,7 @@
 #include <asm/barrier.h>
 #include <linux/compiler.h>
 #include <linux/types.h>
+#include <ocq_native.h>
 
 #define __RLX	__ATOMIC_RELAXED
 #define __SC	__ATOMIC_SEQ_CST
@@ -36,6 +37,7 @@
 		__ocq_full_fence();					\
 		__typeof__(expr) __fr = (expr);				\
 		__ocq_full_fence();					\
+		ocq_native_maybe_jitter();				\
 		__fr;							\
 	})
 
@@ -64,8 +66,10 @@ static inline int atomic_cmpxchg(atomic_t *v, int old, int val)
 
 	__ocq_full_fence();
 	if (__atomic_compare_exchange_n(&v->counter, &cur, val, false, __SC,
-					__RLX))
+					__RLX)) {
 		__ocq_full_fence();
+		ocq_native_maybe_jitter();
+	}
 	return cur;
 }
 
@@ -76,8 +80,10 @@ static inline bool atomic_try_cmpxchg(atomic_t *v, int *old, int val)
 	__ocq_full_fence();
 	ok = __atomic_compare_exchange_n(&v->counter, old, val, false, __SC,
 					 __RLX);
-	if (ok)
+	if (ok) {
 		__ocq_full_fence();
+		ocq_native_maybe_jitter();
+	}
 	return ok;
 }
 
