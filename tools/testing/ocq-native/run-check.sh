@@ -24,5 +24,6 @@ elif [ "$rc" -eq 0 ] && [ "$reports" -gt 0 ]; then
 	echo "$name: sanitizer reports in $log"
 fi
 [ "$reports" -gt 0 ] && echo "$name: $reports sanitizer report line(s) in $log"
-echo "$name: $pass passed, $fail failed"
+echo "$name: log in $log"
+echo "$pass passed, $fail failed"
 [ "$rc" -eq 0 ] && [ "$fail" -eq 0 ]
