@@ -41,9 +41,9 @@ VM := tools/testing/vm
 SHELL := /bin/bash
 
 .PHONY: all kernel check check-runner demo lint clean help sim sim-deep host-tests soak \
-	install uninstall install-files uninstall-files dkms-check htmldocs bench
+	install uninstall install-files uninstall-files dkms-check htmldocs bench native-bench
 
-HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench
+HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
 
 ifeq ($(KDIR),)
 
@@ -210,12 +210,20 @@ htmldocs:
 	@echo "  HTML    build/htmldocs/index.html"
 
 # The host tests: the model checker runs the engine's own C file under every schedule up
-# to a bound; the others are unit tests of headers and tools. No kernel needed.
+# to a bound; tools/testing/ocq-native runs it on real threads under TSan and ASan; the
+# others are unit tests of headers and tools. No kernel needed.
 sim:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq sim
 
 sim-deep:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq sim-deep
+
+# The engine on real threads on the host (tools/testing/ocq-native): ns per
+# completion of every mode against a raw drain loop, and flow-mode scaling.
+native-bench:
+	@mkdir -p build
+	@$(MAKE) --no-print-directory -C tools/testing/ocq-native bench \
+		JSON='$(CURDIR)/build/native-bench.json'
 
 host-tests:
 	@for d in $(HOST_TESTS); do \
@@ -240,7 +248,8 @@ help:
 	@echo 'check-runner  test the test runner itself (a deliberately failing test must be reported)'
 	@echo 'sim           model-check the engine: every schedule up to bound 3 (BOUND=, TIME_CAP=)'
 	@echo 'sim-deep      the same at bound 5 with a longer time cap (up to about an hour)'
-	@echo 'host-tests    unit tests on the host (send accounting, ocq-demo), then sim; make check'
+	@echo 'host-tests    unit tests on the host (send accounting, ocq-demo, the engine on real'
+	@echo '              threads under TSan and ASan), then sim; make check'
 	@echo '              runs them first unless TESTS= is given (SIM=1 forces, SIM=0 skips)'
 	@echo 'demo          build, boot KERNEL= in QEMU, run the ocq_demo ULP with ocq-demo (ARGS= adds'
 	@echo '              ocq-demo run options); results in build/demo/results.json'
@@ -248,6 +257,8 @@ help:
 	@echo '              ordered CQ paths, DURATION=$(DURATION) seconds in all; prints the totals'
 	@echo 'bench         boot KERNEL= in QEMU, run every scenario on every CQ path (REPEATS=, QUICK=1);'
 	@echo '              table, build/bench/results.json and plot.svg (Documentation/performance.rst)'
+	@echo 'native-bench  the engine on real host threads against a fake CQ: ns per completion of'
+	@echo '              strict, flow, parallel and a raw drain loop; build/native-bench.json'
 	@echo 'lint          run tools/lint/lint.sh with the kernel variables (KVER, KH, ...) exported'
 	@echo 'install       install the modules in /lib/modules/<kver>/updates/ (depmod), the headers,'
 	@echo '              Module.symvers and ocq-demo under PREFIX=$(PREFIX); DESTDIR=, INSTALL_MOD_PATH='
