@@ -18,5 +18,18 @@ insmod_test ocq_dropin_ocq.ko || rc=$KSFT_FAIL
 live=$(cat /sys/kernel/debug/ib_ocq/live)
 echo "ordered CQs left: $live (the pool's)"
 [ "$live" = 1 ] || { echo "FAIL: expected the one pooled CQ, found $live"; rc=$KSFT_FAIL; }
+# a person finds it by the name rdma res show cq gives it (cq->poll_ctx itself is
+# checked in the module: Debian 12's rdma tool labels the values by the enum order
+# of Linux 4.x, so its "poll-ctx" is printed here, not judged)
+info=$(cat /sys/kernel/debug/ib_ocq/ocq*-rxe0-cq*/info 2>/dev/null)
+echo "$info" | sed 's/^/info: /'
+for want in "device rxe0" "owner ib_ocq" "poll_ctx workqueue" "mode flow" "pooled 1"; do
+	echo "$info" | grep -qx "$want" || { echo "FAIL: info lacks '$want'"; rc=$KSFT_FAIL; }
+done
+id=$(echo "$info" | sed -n 's/^cq_id //p')
+res=$(rdma res show cq dev rxe0 2>&1 | grep -w "cqn $id")
+echo "rdma res: $res"
+echo "$res" | grep -q 'comm \[ib_ocq\]' ||
+	{ echo "FAIL: rdma res show cq does not list CQ $id as ib_ocq's"; rc=$KSFT_FAIL; }
 rmmod ib_ocq || { echo "FAIL: rmmod ib_ocq"; rc=$KSFT_FAIL; }
 exit $rc

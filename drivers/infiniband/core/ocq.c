@@ -303,6 +303,25 @@ static int ib_ocq_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);
 
+static int ib_ocq_info_show(struct seq_file *m, void *unused)
+{
+	static const char *const ctx[] = { "softirq", "workqueue",
+					   "unbound_workqueue" };
+	static const char *const mode[] = { "strict", "flow", "parallel" };
+	struct ib_ocq *ocq = m->private;
+	struct ib_cq *cq = ocq->cq;
+
+	seq_printf(m, "device %s\ncq_id %u\nowner %s\n",
+		   dev_name(&cq->device->dev), cq->res.id,
+		   cq->res.kern_name ?: "-");
+	seq_printf(m,
+		   "poll_ctx %s\nmode %s\ncomp_vector %u\ncqe %d\npooled %d\n",
+		   ctx[ocq->poll_ctx], mode[ocq->attr.mode], cq->comp_vector,
+		   cq->cqe, ocq->pooled);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ib_ocq_info);
+
 static int ib_ocq_live_show(struct seq_file *m, void *unused)
 {
 	struct ib_ocq *ocq;
@@ -345,7 +364,7 @@ static int ib_ocq_alloc_works(struct ib_ocq *ocq)
 /* Publish @ocq: registry, handler table, debugfs, watchdog; then run it. */
 static int ib_ocq_publish(struct ib_ocq *ocq)
 {
-	char name[16];
+	char name[IB_DEVICE_NAME_MAX + 32];
 	int ret;
 
 	mutex_lock(&ib_ocq_lock);
@@ -359,10 +378,13 @@ static int ib_ocq_publish(struct ib_ocq *ocq)
 	if (ret)
 		return ret;
 
-	snprintf(name, sizeof(name), "ocq%u", ocq->id);
+	/* what rdma res show cq calls it: the device and the CQ's id */
+	snprintf(name, sizeof(name), "ocq%u-%s-cq%u", ocq->id,
+		 dev_name(&ocq->cq->device->dev), ocq->cq->res.id);
 	ocq->debugfs = debugfs_create_dir(name, ib_ocq_debugfs);
 	debugfs_create_file("stats", 0400, ocq->debugfs, ocq,
 			    &ib_ocq_stats_fops);
+	debugfs_create_file("info", 0400, ocq->debugfs, ocq, &ib_ocq_info_fops);
 
 	if (ocq->watchdog_ms)
 		queue_delayed_work(ib_ocq_wq, &ocq->watchdog,
