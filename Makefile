@@ -218,6 +218,7 @@ sim-deep:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq sim-deep
 
 host-tests:
+	@$(VM)/host-deps.sh tools
 	@for d in $(HOST_TESTS); do \
 		[ -f $$d/Makefile ] || continue; \
 		echo "=== $$d"; $(MAKE) --no-print-directory -C $$d check || exit 1; done
