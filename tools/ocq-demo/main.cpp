@@ -277,11 +277,9 @@ int realMain(int argc, char **argv)
 {
 	Options opts;
 
-	if (!opts.parse(std::vector<std::string>(argv + 1, argv + argc))) {
-		say(opts.error());
-		std::cerr << "Try 'ocq-demo --help'.\n";
+	if (parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), opts, std::cerr) !=
+	    kExitOk)
 		return kExitUsage;
-	}
 	switch (opts.command()) {
 	case Command::kHelp:
 		std::cout << usageText();
