@@ -136,7 +136,7 @@ Cli::Cli(Options &o)
 		  "\n"
 		  "  ocq-demo run [OPTIONS]    run a workload, show progress and the results\n"
 		  "  ocq-demo stop             stop the running workload\n"
-		  "  ocq-demo status           read the control file once and show it\n"
+		  "  ocq-demo status [--json]  read the control file once and show it\n"
 		  "\n"
 		  "A later option overrides an earlier one; --opt VALUE and --opt=VALUE both\n"
 		  "work.\n",
@@ -212,7 +212,7 @@ Cli::Cli(Options &o)
 	const std::string other = "Other options";
 	run->add_option("--json", o.jsonFile,
 			"also write the results as one JSON object to FILE (derived values and "
-			"the raw counters)")
+			"the raw counters); '-' writes it to stdout, and the table to stderr")
 		->type_name("FILE")
 		->group(other)
 		->check(check(
@@ -244,6 +244,11 @@ Cli::Cli(Options &o)
 
 	status = app.add_subcommand("status", "read the control file once and show it");
 	status->allow_extras();
+	status->add_flag("--json", o.statusJson,
+			 "print the read as one JSON object on stdout (state, path, error, "
+			 "latency percentiles, every counter, lat_hist and the raw values) "
+			 "instead of the table")
+		->disable_flag_override();
 	addControl(status, o);
 
 	help = app.add_subcommand("help", "show this help and exit");

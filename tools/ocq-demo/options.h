@@ -52,7 +52,10 @@ public:
 	std::string startCommand() const;
 
 	std::string control = kDefaultControl;
+	// run --json FILE: the results as JSON; "-" is stdout (the table then goes to stderr)
 	std::string jsonFile;
+	// status --json: the control file read as JSON instead of the table
+	bool statusJson = false;
 	unsigned intervalMs = 1000;
 	bool dryRun = false;
 

@@ -9,6 +9,8 @@
 #include "../options.h"
 #include "../report.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -343,7 +345,7 @@ void testStatus()
 	CHECK(contains(json, "\"future_counter\": 7"));
 	CHECK(contains(json, "\"path\": \"ocq-flow\""));
 	CHECK(contains(json, "\"command\": \"start path=ocq-flow\""));
-	CHECK(contains(json, "\"lat_hist\": [0, 0,"));
+	CHECK(contains(json, "\"lat_hist\": [\n    0,\n    0,"));
 	CHECK(contains(json, "\"error\": \"\""));
 
 	// a reordering ocq-* path fails verification; a baseline path does not
@@ -381,7 +383,9 @@ void testStatus()
 	CHECK(contains(text, "future_counter"));
 	CHECK(contains(text, "100000 calls, p50"));
 
-	CHECK_EQ(jsonQuote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+	CHECK_EQ(nlohmann::json(std::string("a\"b\\c\n\x01")).dump(), "\"a\\\"b\\\\c\\n\\u0001\"");
+	CHECK(contains(Report(Status::parse("error=\xff\n"), "").json(),
+		       "\"error\": \"\xef\xbf\xbd\""));
 }
 
 void testControlFile()
