@@ -226,6 +226,7 @@ native-bench:
 		JSON='$(CURDIR)/build/native-bench.json'
 
 host-tests:
+	@$(VM)/host-deps.sh tools
 	@for d in $(HOST_TESTS); do \
 		[ -f $$d/Makefile ] || continue; \
 		echo "=== $$d"; $(MAKE) --no-print-directory -C $$d check || exit 1; done
