@@ -12,10 +12,10 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_ocq.h>
 
-TRACE_DEFINE_ENUM(IB_PN_SUCCESS);
-TRACE_DEFINE_ENUM(IB_PN_COMPLETED);
-TRACE_DEFINE_ENUM(IB_PN_POLL_NEEDED);
-TRACE_DEFINE_ENUM(IB_PN_NOT_DONE);
+TRACE_DEFINE_ENUM(IB_PN_MORE);
+TRACE_DEFINE_ENUM(IB_PN_REPOLL);
+TRACE_DEFINE_ENUM(IB_PN_ARMED);
+TRACE_DEFINE_ENUM(IB_PN_EMPTY_ARMED);
 
 /*
  * The event definitions keep the layout of the kernel's other trace headers,
@@ -23,10 +23,10 @@ TRACE_DEFINE_ENUM(IB_PN_NOT_DONE);
  */
 /* clang-format off */
 #define show_ib_pn_status(x)						\
-	__print_symbolic(x, { IB_PN_SUCCESS, "SUCCESS" },		\
-			 { IB_PN_COMPLETED, "COMPLETED" },		\
-			 { IB_PN_POLL_NEEDED, "POLL_NEEDED" },		\
-			 { IB_PN_NOT_DONE, "NOT_DONE" })
+	__print_symbolic(x, { IB_PN_MORE, "MORE" },			\
+			 { IB_PN_REPOLL, "REPOLL" },			\
+			 { IB_PN_ARMED, "ARMED" },			\
+			 { IB_PN_EMPTY_ARMED, "EMPTY_ARMED" })
 
 DECLARE_EVENT_CLASS(ocq_cq_class,
 		    TP_PROTO(const struct ib_cq *cq),

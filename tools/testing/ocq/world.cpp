@@ -16,6 +16,7 @@ namespace {
 // allocation count.  One execution runs at a time.
 World *g_world;
 long g_allocs;
+int g_rcu_readers;
 
 std::string fmt(const char *f, long a = 0, long b = 0, long c = 0)
 {
@@ -134,6 +135,7 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 		run_cap_ = 4;
 	watchdog_ctx_ = spec_.provider == "lossy" && !spec_.no_watchdog;
 	g_allocs = 0;
+	g_rcu_readers = 0;
 	ocq_sim_bug = spec_.bug;
 	if (mi_.pattern1)
 		prov_->notify(IB_CQ_NEXT_COMP); /* seed 004: initialization */
@@ -653,6 +655,25 @@ void ocq_sim_warn(const char *file, int line, const char *cond)
 
 	if (ocq_sim::g_world)
 		ocq_sim::g_world->warn(what);
+}
+
+void ocq_sim_rcu_read_lock(void)
+{
+	ocq_sim_point("rcu_read_lock");
+	ocq_sim::g_rcu_readers++;
+}
+
+void ocq_sim_rcu_read_unlock(void)
+{
+	ocq_sim_point("rcu_read_unlock");
+	ocq_sim::g_rcu_readers--;
+}
+
+void ocq_sim_synchronize_rcu(void)
+{
+	if (Scheduler *s = Scheduler::current())
+		s->wait(
+			"synchronize_rcu", [] { return !ocq_sim::g_rcu_readers; }, false);
 }
 
 // Like the slab allocator for these sizes: aligned to the cache line, as
