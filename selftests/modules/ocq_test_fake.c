@@ -196,6 +196,7 @@ MODULE_PARM_DESC(duration_s, "soak: how long to run, in seconds");
 #define FAKE_PERPETUAL BIT(5) /* REPORT_MISSED: always 1, never armed */
 #define FAKE_EIO BIT(6) /* poll_cq and req_notify_cq fail now and then */
 #define FAKE_PROMPT BIT(7) /* completions never land late */
+#define FAKE_TRICKLE BIT(8) /* poll_cq returns one completion at a time */
 
 /* fake_provider_error: one poll_cq or req_notify_cq call in this many fails */
 #define FAKE_EIO_EVERY 16
@@ -719,6 +720,8 @@ static int fake_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 		spin_unlock_irqrestore(&fcq->lock, flags);
 		return -EIO;
 	}
+	if (fcq->sem & FAKE_TRICKLE)
+		num_entries = min(num_entries, 1);
 	while (n < num_entries && fcq->tail != fcq->visible)
 		wc[n++] = fcq->ring[fcq->tail++ & fcq->mask];
 	/* fake_spurious: an interrupt for entries this poll already took */
@@ -2952,6 +2955,178 @@ static int fake_run_resume_race(struct fake_run *r, struct fake_dev *fdev,
 	return ret;
 }
 
+/* --- fake_parallel_slow: a slow process() does not hold up the others --- */
+
+/* completions behind the slow one, per round */
+#define FAKE_PSLOW_OTHERS 8
+/* the slow process() lasts this long, or until all the others ran */
+#define FAKE_PSLOW_MS 1000
+#define FAKE_PSLOW_ROUNDS 3
+
+/**
+ * struct fake_pslow - %IB_OCQ_PARALLEL with two workers: the first
+ *	completion of a round takes long in process(), the others are cheap
+ * @ocq: the OCQ
+ * @fcq: its fake CQ, %FAKE_TRICKLE: one completion per poll, so that the
+ *	CQ run hands them on one at a time
+ * @f: the flow (its QP)
+ * @reqs: a round's requests, the slow one first
+ * @others: process() calls of the others in this round
+ * @during: of those, how many ran while the slow one did
+ * @next_seq: the sequence number done() expects
+ * @seq: the next sequence number pushed
+ * @dones: done() calls
+ * @failures: failed checks in done()
+ * @wq: the test waits here
+ */
+struct fake_pslow {
+	struct ib_ocq *ocq;
+	struct fake_cq *fcq;
+	struct fake_flow f;
+	struct fake_req reqs[FAKE_PSLOW_OTHERS + 1];
+	atomic_t others;
+	int during;
+	u32 next_seq;
+	u32 seq;
+	atomic_t dones;
+	atomic_t failures;
+	wait_queue_head_t wq;
+};
+
+static void fake_pslow_process(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_pslow *h = ib_ocq_private(cq);
+	unsigned long end = jiffies + msecs_to_jiffies(FAKE_PSLOW_MS);
+
+	if (req != &h->reqs[0]) {
+		atomic_inc(&h->others);
+		return;
+	}
+	while (atomic_read(&h->others) < FAKE_PSLOW_OTHERS &&
+	       time_before(jiffies, end))
+		udelay(10);
+	h->during = atomic_read(&h->others);
+}
+
+static void fake_pslow_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_pslow *h = ib_ocq_private(cq);
+
+	if (req->seq != h->next_seq++ || wc->status != IB_WC_SUCCESS) {
+		atomic_inc(&h->failures);
+		pr_info("# parallel: seq %u out of order or failed\n", req->seq);
+	}
+	atomic_inc(&h->dones);
+	wake_up(&h->wq);
+}
+
+/* Push a round's completions at once, as a burst of CQEs. */
+static void fake_pslow_push(struct fake_pslow *h)
+{
+	struct fake_cq *fcq = h->fcq;
+	unsigned long flags;
+	unsigned int i;
+	bool direct;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	for (i = 0; i < ARRAY_SIZE(h->reqs); i++) {
+		struct ib_wc wc = {
+			.wr_cqe = &h->reqs[i].cqe,
+			.status = IB_WC_SUCCESS,
+			.opcode = IB_WC_RECV,
+			.qp = &h->f.qp,
+		};
+
+		h->reqs[i].seq = h->seq++;
+		if (!fake_cq_add(fcq, &h->reqs[i], &wc))
+			atomic_inc(&h->failures);
+	}
+	direct = fake_cq_land(fcq);
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	if (direct)
+		fake_direct(fcq);
+}
+
+static int fake_pslow_round(struct fake_pslow *h, unsigned int round)
+{
+	unsigned long bound = msecs_to_jiffies(stall_ms + FAKE_PSLOW_MS);
+	int base = atomic_read(&h->dones);
+
+	if (!fake_wait_armed(h->fcq, stall_ms))
+		return -ETIMEDOUT;
+	atomic_set(&h->others, 0);
+	h->during = -1;
+	fake_pslow_push(h);
+	if (!wait_event_timeout(h->wq, atomic_read(&h->dones) ==
+				base + (int)ARRAY_SIZE(h->reqs), bound))
+		return -ETIMEDOUT;
+	pr_info("# parallel: round %u: %d of %u completions behind the slow process() were processed while it ran\n",
+		round, h->during, FAKE_PSLOW_OTHERS);
+	return h->during >= 1 ? 0 : -EAGAIN;
+}
+
+/*
+ * fake_parallel_slow: in each round, a completion whose process() takes up
+ * to FAKE_PSLOW_MS and FAKE_PSLOW_OTHERS cheap ones behind it, handed to
+ * the workers one at a time: at least one of those must be processed by
+ * the other worker while the slow one runs.  The CQ run does not poll
+ * further while the commit step waits for the slow completion, so that
+ * one may be all.
+ */
+static int fake_run_parallel_slow(const struct fake_scenario *sc,
+				  struct fake_dev *fdev, struct fake_ktap *k)
+{
+	struct ib_ocq_attr attr = {
+		.mode = IB_OCQ_PARALLEL,
+		.nr_domains = 2,
+		.process = fake_pslow_process,
+	};
+	struct fake_pslow *h;
+	unsigned int i, failed = 0;
+	int ret = 0, r;
+
+	if (num_online_cpus() < 2) {
+		fake_skip(k, "parallel", "needs two online CPUs");
+		return 0;
+	}
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
+	init_waitqueue_head(&h->wq);
+	h->f.qp.qp_num = 0x100;
+	for (i = 0; i < ARRAY_SIZE(h->reqs); i++) {
+		h->reqs[i].cqe.done = fake_pslow_done;
+		h->reqs[i].flow = &h->f;
+	}
+	fdev->sem = sc->sem;
+	fdev->rnd = fake_seed(5000);
+	fdev->ring = 0;
+	h->ocq = ib_ocq_alloc(&fdev->ibdev, h, cqe, 0, &attr);
+	if (IS_ERR(h->ocq)) {
+		ret = PTR_ERR(h->ocq);
+		kfree(h);
+		return ret;
+	}
+	h->fcq = to_fake_cq(ib_ocq_cq(h->ocq));
+	for (i = 0; i < FAKE_PSLOW_ROUNDS && !ret; i++) {
+		r = fake_pslow_round(h, i);
+		if (r == -EAGAIN)
+			failed++;
+		else
+			ret = r;
+	}
+	if (ret)
+		pr_info("# parallel: no progress: %d done() calls of %u\n",
+			atomic_read(&h->dones), h->seq);
+	ib_ocq_free(h->ocq);
+	fake_result(k, !ret && !failed && !atomic_read(&h->failures),
+		    "parallel", NULL);
+	kfree(h);
+	return ret;
+}
+
 /* --- fake_bad_attr: every -EINVAL, none with a warning --- */
 
 static u32 fake_flow_key(struct ib_cq *cq, const struct ib_wc *wc)
@@ -3297,6 +3472,11 @@ static const struct fake_scenario fake_scenarios[] = {
 	{
 		.name = "fake_bad_attr",
 		.run_all = fake_run_bad_attr,
+	},
+	{
+		.name = "fake_parallel_slow",
+		.sem = FAKE_PROMPT | FAKE_TRICKLE,
+		.run_all = fake_run_parallel_slow,
 	},
 	{
 		.name = "teardown_loop",
