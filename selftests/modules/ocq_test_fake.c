@@ -42,6 +42,30 @@
  * fake_teardown_race: weak; cycles of create, stream, drain, then free while
  *	an injector keeps calling the completion handler; destroy_cq stops it.
  *	Every fourth cycle frees halfway through the stream, undrained.
+ * fake_small_ring: weak; 2048 credits against engine rings of 256 entries
+ *	(cq->cqe; the provider's ring is larger) and a slow done(): the CQ run
+ *	stalls in flow and parallel mode, and must still deliver everything.
+ * fake_provider_error: weak, but poll_cq and req_notify_cq fail with -EIO
+ *	one call in %FAKE_EIO_EVERY: the engine must back off and retry by
+ *	itself (no watchdog), and count it in provider_errors.
+ * fake_resume_race: weak, with a slow req_notify_cq; %IB_OCQ_POSTPONE_ARM,
+ *	the longest pause_ms, a resumer kthread per CPU: after the last
+ *	resume, everything pushed before and after it must arrive, and no
+ *	lease may have ended a postponed arm.
+ *
+ * Five scenarios have a run of their own (one subtest per case):
+ *
+ * fake_flow_hol: %IB_OCQ_FLOW, two flows: while one works through a backlog
+ *	of 5 ms done() calls, each completion of the other waits for at most
+ *	%IB_OCQ_HOL_DONES + %FAKE_HOL_SLACK of them, whatever the backlog.
+ * fake_poll_helpers: no OCQ: ib_poll_cq_and_arm() and ib_poll_and_notify()
+ *	on a plain CQ of the fake device, polled by a handler and work item of
+ *	the test's own, on every provider model.
+ * fake_parallel_slow: %IB_OCQ_PARALLEL, one completion at a time per poll:
+ *	while one process() is slow, a completion behind it is processed by
+ *	the other worker.
+ * fake_bad_attr: every -EINVAL of the allocation and of the helpers, none
+ *	with a warning.
  *
  * Every pushed completion may also land late (see fake_cq_push()), so that
  * arming often finds entries pending, as when a completion races with the
@@ -197,6 +221,10 @@ MODULE_PARM_DESC(duration_s, "soak: how long to run, in seconds");
 #define FAKE_EIO BIT(6) /* poll_cq and req_notify_cq fail now and then */
 #define FAKE_PROMPT BIT(7) /* completions never land late */
 #define FAKE_TRICKLE BIT(8) /* poll_cq returns one completion at a time */
+#define FAKE_SLOW_ARM BIT(9) /* req_notify_cq returns a while after arming */
+
+/* fake_resume_race: how long req_notify_cq takes after the arm took effect */
+#define FAKE_SLOW_ARM_US 50
 
 /* fake_provider_error: one poll_cq or req_notify_cq call in this many fails */
 #define FAKE_EIO_EVERY 16
@@ -785,6 +813,9 @@ static int fake_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
 	if (ret > 0)
 		fcq->positive++;
 	spin_unlock_irqrestore(&fcq->lock, irqflags);
+	/* a slow doorbell: resumes land between the arm and its return */
+	if (fcq->sem & FAKE_SLOW_ARM)
+		udelay(FAKE_SLOW_ARM_US);
 	return ret;
 }
 
@@ -2798,6 +2829,8 @@ static int fake_run_flow_hol(const struct fake_scenario *sc,
 #define FAKE_RACE_PAUSE_MS IB_OCQ_MAX_PAUSE_MS
 /* after the last resume, everything must be delivered within this */
 #define FAKE_RACE_QUIET_MS 500
+/* completions pushed after the last resume, which must arrive without one */
+#define FAKE_RACE_TAIL 4
 /* the resumers' sleeps, in microseconds */
 #define FAKE_RACE_MIN_US 10
 #define FAKE_RACE_SPAN_US 200
@@ -2879,10 +2912,21 @@ static bool fake_wait_all(struct fake_run *r, unsigned int ms)
 	return true;
 }
 
+/* Push a few completions from the test thread; flow 0's producer is done. */
+static void fake_race_tail(struct fake_run *r)
+{
+	struct fake_flow *f = &r->flows[0];
+	unsigned int i;
+
+	for (i = 0; i < FAKE_RACE_TAIL && fake_has_credit(f); i++)
+		fake_push(f);
+}
+
 /*
  * One stream: resumers on every CPU race the run while the producers push,
  * and stop (each with a last resume) as soon as everything is pushed; then
- * everything must be delivered without another resume.
+ * everything must be delivered without another resume, and so must a few
+ * completions pushed after the last resume, whose arm they rely on.
  */
 static int fake_race_cycle(struct fake_run *r, struct fake_dev *fdev,
 			   unsigned int cycle, u64 *pauses)
@@ -2916,6 +2960,22 @@ static int fake_race_cycle(struct fake_run *r, struct fake_dev *fdev,
 		fake_print_stall(r);
 		atomic_inc(&r->failures);
 		/* the explicit "arm now" for the teardown */
+		ib_ocq_resume(r->ocq);
+		fake_wait_all(r, stall_ms);
+		goto out;
+	}
+	/*
+	 * The last resume said "arm at the next drain": completions pushed
+	 * now raise an event and arrive without another resume.  A resume the
+	 * run swallowed leaves it postponed, and these in the CQ.
+	 */
+	fake_race_tail(r);
+	if (!fake_wait_all(r, FAKE_RACE_QUIET_MS)) {
+		pr_info("# %s: cycle %u: %llu of %llu delivered %u ms after %u pushed after the last resume: its arm was lost\n",
+			r->name, cycle, (u64)atomic_long_read(&r->delivered),
+			fake_pushed(r), FAKE_RACE_QUIET_MS, FAKE_RACE_TAIL);
+		fake_print_stall(r);
+		atomic_inc(&r->failures);
 		ib_ocq_resume(r->ocq);
 		fake_wait_all(r, stall_ms);
 		goto out;
@@ -3460,6 +3520,7 @@ static const struct fake_scenario fake_scenarios[] = {
 	},
 	{
 		.name = "fake_resume_race",
+		.sem = FAKE_SLOW_ARM,
 		.run = fake_run_resume_race,
 	},
 	{
