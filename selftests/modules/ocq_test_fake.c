@@ -2834,19 +2834,30 @@ static int fake_run_flow_hol(const struct fake_scenario *sc,
 /* the resumers' sleeps, in microseconds */
 #define FAKE_RACE_MIN_US 10
 #define FAKE_RACE_SPAN_US 200
+/* the resumers' last resumes: how many, and at most how far apart in us */
+#define FAKE_RACE_BURST 100
+#define FAKE_RACE_BURST_US 10
 /* most resumer kthreads */
 #define FAKE_RACE_RESUMERS 8
 
-/* fake_resume_race: resume at random until stopped; the last act is one. */
+/*
+ * fake_resume_race: resume at random until stopped, then a burst of
+ * resumes a few microseconds apart: each starts a pass, which arms, so the
+ * last one lands at a random point of a pass, often while it arms.
+ */
 static int fake_resumer(void *arg)
 {
 	struct fake_run *r = arg;
 	u32 rnd = fake_seed(300 + raw_smp_processor_id());
-	unsigned int us;
+	unsigned int us, i;
 
 	while (!kthread_should_stop()) {
 		us = FAKE_RACE_MIN_US + fake_rand(&rnd) % FAKE_RACE_SPAN_US;
 		usleep_range(us, us + FAKE_RACE_MIN_US);
+		ib_ocq_resume(r->ocq);
+	}
+	for (i = 0; i < FAKE_RACE_BURST; i++) {
+		udelay(1 + fake_rand(&rnd) % FAKE_RACE_BURST_US);
 		ib_ocq_resume(r->ocq);
 	}
 	return 0;
