@@ -68,7 +68,9 @@ enum ib_pn_status {
  *	CQ order.
  * @IB_OCQ_FLOW: one domain per flow (the QP, or the key returned by
  *	&ib_ocq_attr.flow_key): each flow strictly ordered, different flows
- *	dispatched on different CPUs at once.
+ *	dispatched on different CPUs at once.  A done() must not wait for a
+ *	completion of another flow: the CQ is not polled for it while its
+ *	own domain is busy, beyond %IB_OCQ_HOL_DONES done() calls.
  * @IB_OCQ_PARALLEL: &ib_ocq_attr.process runs for several completions at
  *	once on any CPU; done() (the commit step) then runs in CQ order, never
  *	concurrently.
@@ -84,9 +86,12 @@ enum ib_ocq_mode {
 
 /* &ib_ocq_attr.budget at most */
 #define IB_OCQ_MAX_BUDGET SZ_1M
-/* &ib_ocq_attr.pause_ms when 0, and at most: well below the hung task limit */
+/*
+ * &ib_ocq_attr.pause_ms when 0, and at most: a pause lasts up to twice it,
+ * well below the hung task detector's default of 120 s
+ */
 #define IB_OCQ_DEFAULT_PAUSE_MS 1000
-#define IB_OCQ_MAX_PAUSE_MS 60000
+#define IB_OCQ_MAX_PAUSE_MS 30000
 /*
  * %IB_OCQ_FLOW, %IB_OCQ_PARALLEL: while an ordering domain holds a backlog,
  * a completion of another domain waits in the CQ for at most this many
@@ -118,7 +123,7 @@ enum ib_ocq_mode {
  * &ib_cqe are never passed to @flow_key or @process: without @flow_key they
  * go to their QP's domain, with one they are dispatched once every
  * completion taken from the CQ before them was dispatched; in
- * %IB_OCQ_PARALLEL they go straight to the in-order done() step.  Either way
+ * %IB_OCQ_PARALLEL they skip @process and are committed in order.  Either way
  * the drain completion of a QP comes after all of that QP's earlier ones.
  */
 struct ib_ocq_attr {

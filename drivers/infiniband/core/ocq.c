@@ -19,13 +19,17 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/ib_ocq.h>
 
-/* how long a CQ run backs off from a provider that won't arm, in jiffies */
+/*
+ * how long a CQ run backs off from a provider that fails or won't arm, in
+ * jiffies: doubled for every run in a row that backed off, up to 64
+ */
 #define IB_OCQ_BACKOFF 1
+#define IB_OCQ_BACKOFF_MAX_SHIFT 6
 
 /**
  * struct ocq_work - a work item running one unit of an engine
  * @dwork: queued on ib_ocq_wq (the CQ unit) or ib_ocq_unbound_wq (domains),
- *	at once or, to back off, IB_OCQ_BACKOFF later
+ *	at once or, to back off, IB_OCQ_BACKOFF or more later
  * @ocq: owner
  * @unit: the engine unit it runs
  */
@@ -146,9 +150,13 @@ static void ib_ocq_schedule(struct ocq_engine *e, unsigned int unit)
 	ib_ocq_queue(e, unit, 0);
 }
 
-static void ib_ocq_schedule_later(struct ocq_engine *e, unsigned int unit)
+static void ib_ocq_schedule_later(struct ocq_engine *e, unsigned int unit,
+				  unsigned int tries)
 {
-	ib_ocq_queue(e, unit, IB_OCQ_BACKOFF);
+	unsigned int shift =
+		min(tries ? tries - 1 : 0, IB_OCQ_BACKOFF_MAX_SHIFT);
+
+	ib_ocq_queue(e, unit, IB_OCQ_BACKOFF << shift);
 }
 
 /* queue_delayed_work() is a no-op while a tick is queued: it stays first */
@@ -417,7 +425,10 @@ void ib_ocq_free(struct ib_ocq *ocq)
 
 	if (!ocq)
 		return;
-	if (WARN_ON_ONCE(IS_ERR(ocq) || ib_ocq_unpublish(ocq)))
+	if (WARN_ON_ONCE(IS_ERR(ocq)))
+		return;
+	ret = ib_ocq_unpublish(ocq);
+	if (WARN_ON_ONCE(ret))
 		return;
 	cancel_delayed_work_sync(&ocq->watchdog);
 	ocq_engine_disable(&ocq->engine);
@@ -431,17 +442,24 @@ void ib_ocq_free(struct ib_ocq *ocq)
 	for (i = 0; i < ocq->engine.nr_units; i++)
 		cancel_delayed_work_sync(&ocq->works[i].dwork);
 	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
-	/* no run is left to pause: the lease is queued no more */
+	/*
+	 * No run is left to pause, so nothing queues the lease again; a tick
+	 * that resumed before the disable scheduled its run inside an RCU
+	 * read-side section, so the cancels above saw it.
+	 */
 	cancel_delayed_work_sync(&ocq->lease);
 	debugfs_remove_recursive(ocq->debugfs);
 	ret = ib_destroy_cq_user(ocq->cq, NULL);
 	/*
-	 * The CQ lives on, and its handler may still be called with this
-	 * OCQ: keep the disabled engine, it schedules nothing.
+	 * The CQ lives on, and its handlers may still be called with this
+	 * OCQ: keep the disabled engine (it schedules nothing) and the
+	 * module text they point into.
 	 */
 	if (WARN_ONCE(ret, "ib_ocq: destroy of ocq%u's CQ failed: %d\n",
-		      ocq->id, ret))
+		      ocq->id, ret)) {
+		__module_get(THIS_MODULE);
 		return;
+	}
 	ocq_engine_destroy(&ocq->engine);
 	ib_ocq_kvfree(ocq->works);
 	ib_ocq_kvfree(ocq);

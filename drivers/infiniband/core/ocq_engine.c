@@ -209,14 +209,16 @@ EXPORT_SYMBOL(ib_cq_arm_policy);
  * CQ NOT armed (nothing is lost, call again later, from a work item rather
  * than in a tight loop): -EAGAIN when the provider reported missed events on
  * an empty CQ %IB_POLL_ARM_TRIES times, -EINVAL for @num_entries < 1, a NULL
- * @wc or @status, or an unknown @policy, or the provider's -errno.
+ * @wc or @status, or an unknown @policy, or the provider's -errno (then the
+ * CQ is not known to be armed).
  */
 int ib_poll_and_notify(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
 		       enum ib_arm_policy policy, enum ib_pn_status *status)
 {
 	struct ocq_pn_count cnt = {};
 
-	if (num_entries < 1 || !wc || !status || policy > IB_ARM_DOUBLE_POLL)
+	if (num_entries < 1 || !wc || !status ||
+	    (unsigned int)policy > IB_ARM_DOUBLE_POLL)
 		return -EINVAL;
 	if (policy == IB_ARM_AUTO)
 		policy = ib_cq_arm_policy(cq->device);
@@ -330,7 +332,7 @@ static void ocq_yield(struct ocq_engine *e, unsigned int unit, bool later)
 	WRITE_ONCE(e->units[unit].yields, e->units[unit].yields + 1);
 	trace_ocq_yield(e->cq, unit);
 	if (later && e->ops->schedule_later)
-		e->ops->schedule_later(e, unit);
+		e->ops->schedule_later(e, unit, e->backoffs);
 	else
 		e->ops->schedule(e, unit);
 }
@@ -368,7 +370,7 @@ static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
  * holds after all (the wait is withdrawn).
  */
 static bool ocq_stall(struct ocq_engine *e, int stall,
-		      bool (*ready)(struct ocq_engine *e, unsigned int unit))
+		      bool (*ready)(struct ocq_engine *e, int stall))
 {
 	atomic_set(&e->stalled, stall);
 	smp_mb(); /* pairs with smp_mb() in ocq_unstall() */
@@ -416,14 +418,14 @@ static bool ocq_domains_busy(struct ocq_engine *e)
 	return false;
 }
 
-static bool ocq_domains_idle(struct ocq_engine *e, unsigned int unused)
+static bool ocq_domains_idle(struct ocq_engine *e, int unused)
 {
 	return !ocq_domains_busy(e);
 }
 
 /* --- IB_OCQ_STRICT: the CQ run dispatches itself --- */
 
-static int ocq_strict_deliver(struct ocq_engine *e)
+static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 {
 	struct ocq_unit *u = &e->units[OCQ_UNIT_CQ];
 
@@ -441,14 +443,15 @@ static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
 {
 	u32 key;
 
-	if (e->flow_key && !ocq_wc_unposted(wc))
+	/* an unposted completion reaches here only without a flow_key */
+	if (e->flow_key)
 		key = e->flow_key(e->cq, wc);
 	else
 		key = wc->qp ? wc->qp->qp_num : 0;
 	return 1 + hash_32(key, 32) % e->nr_domains;
 }
 
-static bool ocq_flow_has_room(struct ocq_engine *e, unsigned int unit)
+static bool ocq_flow_has_room(struct ocq_engine *e, int unit)
 {
 	struct ocq_unit *u = &e->units[unit];
 
@@ -502,10 +505,10 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 	return true;
 }
 
-static int ocq_flow_deliver(struct ocq_engine *e)
+static enum ocq_step ocq_flow_deliver(struct ocq_engine *e)
 {
 	u64 touched = 0;
-	int step = OCQ_MORE;
+	enum ocq_step step = OCQ_MORE;
 
 	while (e->wc_pos < e->wc_cnt) {
 		struct ib_wc *wc = &e->wcs[e->wc_pos];
@@ -564,7 +567,7 @@ static unsigned int ocq_commit_unit(struct ocq_engine *e)
 	return e->nr_domains + 1;
 }
 
-static bool ocq_reorder_has_room(struct ocq_engine *e, unsigned int unit)
+static bool ocq_reorder_has_room(struct ocq_engine *e, int unit)
 {
 	/* pairs with smp_store_release() in ocq_commit_drain() */
 	return e->produced - smp_load_acquire(&e->committed) <= e->ring_mask;
@@ -590,10 +593,10 @@ static void ocq_kick_workers(struct ocq_engine *e, unsigned int n)
 		ocq_kick(e, 1);
 }
 
-static int ocq_parallel_deliver(struct ocq_engine *e)
+static enum ocq_step ocq_parallel_deliver(struct ocq_engine *e)
 {
 	unsigned int unit = ocq_commit_unit(e), n = 0;
-	int step = OCQ_MORE;
+	enum ocq_step step = OCQ_MORE;
 
 	while (e->wc_pos < e->wc_cnt) {
 		struct ocq_slot *slot;
@@ -636,7 +639,7 @@ static bool ocq_claim(struct ocq_engine *e, u32 *idx)
 		 * @produced may be older than @c.  Both only grow and @claimed
 		 * never passes @produced: only a slot strictly below @produced
 		 * was published, and a stale @produced reads as "none left".
-		 * The kick that follows every publication makes the worker
+		 * The kick that follows every publication makes a worker
 		 * look again.
 		 */
 		if ((s32)(produced - (u32)c) <= 0)
@@ -692,7 +695,7 @@ static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
 
 /* --- the CQ run --- */
 
-static int ocq_deliver(struct ocq_engine *e)
+static enum ocq_step ocq_deliver(struct ocq_engine *e)
 {
 	switch (e->mode) {
 	case IB_OCQ_FLOW:
@@ -704,7 +707,17 @@ static int ocq_deliver(struct ocq_engine *e)
 	}
 }
 
-/* Pause: record it, and let the host end the pause after its limit. */
+/*
+ * A pause is about to be set: a lease tick that sees it must not take it
+ * for the pause it saw before.  The cmpxchg that sets OCQ_PAUSED orders
+ * this before it; pairs with atomic_read_acquire() in ocq_engine_lease().
+ */
+static void ocq_lease_renew(struct ocq_engine *e)
+{
+	atomic_inc(&e->lease_epoch);
+}
+
+/* Paused: record it, and let the host end the pause after its limit. */
 static void ocq_paused(struct ocq_engine *e, bool postponed)
 {
 	atomic_long_inc(&e->pauses);
@@ -721,8 +734,10 @@ static void ocq_paused(struct ocq_engine *e, bool postponed)
 static void ocq_postpone(struct ocq_engine *e)
 {
 	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
-	int old = atomic_read(gate);
+	int old;
 
+	ocq_lease_renew(e);
+	old = atomic_read(gate);
 	do {
 		if (old & (OCQ_KICK | OCQ_RESUMED | OCQ_DEAD))
 			return;
@@ -750,7 +765,7 @@ static bool ocq_park(struct ocq_engine *e)
  * drained, unless the arm is postponed (no resume taken by this pass) or
  * the domains hold work.  Return what the poll came to.
  */
-static int ocq_poll(struct ocq_engine *e, bool resumed)
+static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
 {
 	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
 	bool busy = !postpone && ocq_domains_busy(e);
@@ -771,13 +786,18 @@ static int ocq_poll(struct ocq_engine *e, bool resumed)
 	WRITE_ONCE(e->repolls, e->repolls + cnt.repolls);
 	e->wc_pos = 0;
 	e->wc_cnt = max(n, 0);
-	trace_ocq_poll(e->cq, n, n < 0 ? IB_PN_REPOLL : st);
+	trace_ocq_poll(e->cq, n,
+		       n >= 0 &&
+			       (st == IB_PN_ARMED || st == IB_PN_EMPTY_ARMED) &&
+			       !postpone && !busy);
 	if (n < 0) {
 		/* -EAGAIN: the provider won't arm an empty CQ; else it failed */
 		if (n != -EAGAIN)
 			WRITE_ONCE(e->provider_errors, e->provider_errors + 1);
+		e->backoffs++;
 		return OCQ_BACKOFF;
 	}
+	e->backoffs = 0;
 	if (st == IB_PN_MORE || st == IB_PN_REPOLL)
 		return OCQ_MORE;
 	if (postpone)
@@ -789,14 +809,17 @@ static int ocq_poll(struct ocq_engine *e, bool resumed)
  * One pass of the CQ run: hand the batch on, then act on what the poll
  * that took it came to, and poll again; until armed, stopped or spent.
  */
-static int ocq_cq_pass(struct ocq_engine *e, bool resumed, unsigned int *taken)
+static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
+				 unsigned int *taken)
 {
-	int polled = OCQ_MORE;
+	enum ocq_step polled = OCQ_MORE;
 
 	for (;;) {
 		if (ocq_stopped(e, OCQ_UNIT_CQ) || ocq_deliver(e) != OCQ_MORE)
 			return OCQ_WAIT;
 		switch (polled) {
+		default:
+			break;
 		case OCQ_ARMED:
 			return OCQ_ARMED;
 		case OCQ_POSTPONE:
@@ -850,7 +873,8 @@ static void ocq_cq_run(struct ocq_engine *e)
 	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
 	unsigned int taken = 0, before;
 	bool watchdog = false, counted = false, resumed;
-	int state, step;
+	enum ocq_step step;
+	int state;
 
 	WRITE_ONCE(e->runs, e->runs + 1);
 	trace_ocq_run(e->cq, OCQ_UNIT_CQ);
@@ -970,8 +994,10 @@ void ocq_engine_cq_error(struct ocq_engine *e)
 void ocq_engine_pause(struct ocq_engine *e)
 {
 	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
-	int old = atomic_read(gate);
+	int old;
 
+	ocq_lease_renew(e);
+	old = atomic_read(gate);
 	do {
 		if (old & OCQ_DEAD)
 			return;
@@ -1016,21 +1042,31 @@ void ocq_engine_resume(struct ocq_engine *e)
  */
 bool ocq_engine_lease(struct ocq_engine *e)
 {
-	int gate = atomic_read(&e->units[OCQ_UNIT_CQ].gate);
-	long pauses = atomic_long_read(&e->pauses);
+	bool paused = true;
+	int gate, epoch;
 
+	/*
+	 * A read-side section like ocq_engine_event()'s: a resume that got
+	 * past the OCQ_DEAD check has scheduled its run before
+	 * ocq_engine_disable() returns, so the host's cancel sees it.
+	 */
+	rcu_read_lock();
+	/* pairs with the cmpxchg that set OCQ_PAUSED after ocq_lease_renew() */
+	gate = atomic_read_acquire(&e->units[OCQ_UNIT_CQ].gate);
+	epoch = atomic_read(&e->lease_epoch);
 	if ((gate & (OCQ_PAUSED | OCQ_DEAD)) != OCQ_PAUSED) {
 		e->lease_mark = -1;
-		return false;
+		paused = false;
+	} else if (epoch != e->lease_mark) {
+		e->lease_mark = epoch;
+	} else {
+		e->lease_mark = -1;
+		WRITE_ONCE(e->lease_resumes, e->lease_resumes + 1);
+		ocq_engine_resume(e);
+		paused = false;
 	}
-	if (pauses != e->lease_mark) {
-		e->lease_mark = pauses;
-		return true;
-	}
-	e->lease_mark = -1;
-	WRITE_ONCE(e->lease_resumes, e->lease_resumes + 1);
-	ocq_engine_resume(e);
-	return false;
+	rcu_read_unlock();
+	return paused;
 }
 
 /**
@@ -1126,7 +1162,8 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 
 static int ocq_check_attr(const struct ib_ocq_attr *attr)
 {
-	if (attr->mode > IB_OCQ_PARALLEL || attr->policy > IB_ARM_DOUBLE_POLL)
+	if ((unsigned int)attr->mode > IB_OCQ_PARALLEL ||
+	    (unsigned int)attr->policy > IB_ARM_DOUBLE_POLL)
 		return -EINVAL;
 	if (attr->flags & ~IB_OCQ_POSTPONE_ARM)
 		return -EINVAL;
@@ -1235,6 +1272,7 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 	atomic_long_set(&e->cq_errors, 0);
 	atomic_set(&e->stalled, OCQ_NO_STALL);
 	atomic_set(&e->claimed, 0);
+	atomic_set(&e->lease_epoch, 0);
 	e->lease_mark = -1;
 
 	e->wcs = ocq_alloc(e, OCQ_BATCH, sizeof(*e->wcs));

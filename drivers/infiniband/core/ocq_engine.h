@@ -51,9 +51,10 @@ struct ocq_engine;
  * struct ocq_engine_ops - what the engine asks of its host
  * @schedule: queue a run of @unit that calls ocq_engine_run().  Called only
  *	by the context that set the unit's OCQ_RUN, so at most once per run.
- * @schedule_later: optional; like @schedule, but the run may wait a moment.
- *	Used when the provider keeps reporting missed events with an empty CQ,
- *	so that polling it again does not starve the CPU.
+ * @schedule_later: optional; like @schedule, but the run waits a moment,
+ *	longer the larger @tries (the runs in a row that backed off).  Used
+ *	when the provider fails, or keeps reporting missed events with an
+ *	empty CQ, so that polling it again does not starve the CPU.
  * @alloc: optional; zeroed memory for @n objects of @size, or NULL.  Lets
  *	the host count the engine's memory and fail allocations on purpose.
  *	Without it the engine uses kvcalloc().
@@ -67,7 +68,8 @@ struct ocq_engine;
  */
 struct ocq_engine_ops {
 	void (*schedule)(struct ocq_engine *e, unsigned int unit);
-	void (*schedule_later)(struct ocq_engine *e, unsigned int unit);
+	void (*schedule_later)(struct ocq_engine *e, unsigned int unit,
+			       unsigned int tries);
 	void (*lease)(struct ocq_engine *e);
 	void *(*alloc)(struct ocq_engine *e, size_t n, size_t size);
 	void (*free)(struct ocq_engine *e, void *p);
@@ -142,6 +144,7 @@ struct ocq_slot {
  * @stalled: unit the CQ run waits on for room, OCQ_STALL_ANY while it is
  *	parked, or OCQ_NO_STALL (A)
  * @claimed: %IB_OCQ_PARALLEL: next slot a worker processes (A)
+ * @lease_epoch: bumped before every pause is set, see ocq_engine_lease() (A)
  * @wcs: completions of the last poll (C)
  * @wc_pos: first completion of @wcs not yet handed on (C)
  * @wc_cnt: completions in @wcs (C)
@@ -157,9 +160,10 @@ struct ocq_slot {
  * @stalls: waits for room in a domain (C)
  * @parks: runs that ended unarmed while domains held work (C)
  * @provider_errors: failed polls and arms the run backed off from (C)
+ * @backoffs: runs in a row that backed off (C)
  * @max_batch: most completions one run took (C)
  * @wd_events: @events at the watchdog's last tick (W)
- * @lease_mark: @pauses at the lease's last tick while paused, or -1 (L)
+ * @lease_mark: @lease_epoch at the lease's last tick while paused, or -1 (L)
  * @lease_resumes: pauses the lease ended (L)
  */
 struct ocq_engine {
@@ -182,6 +186,7 @@ struct ocq_engine {
 	atomic_long_t cq_errors;
 	atomic_t stalled;
 	atomic_t claimed;
+	atomic_t lease_epoch;
 
 	struct ib_wc *wcs;
 	unsigned int wc_pos;
@@ -197,9 +202,10 @@ struct ocq_engine {
 	u64 stalls;
 	u64 parks;
 	u64 provider_errors;
+	unsigned int backoffs;
 	u64 max_batch;
 	long wd_events;
-	long lease_mark;
+	int lease_mark;
 	u64 lease_resumes;
 };
 
