@@ -6,6 +6,7 @@
 #ifndef _OCQ_TEST_COMPAT_H
 #define _OCQ_TEST_COMPAT_H
 
+#include <linux/sizes.h>
 #include <linux/version.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_ocq.h>
@@ -40,7 +41,7 @@
 #define IB_PN_EMPTY_ARMED IB_PN_NOT_DONE
 #define IB_OCQ_MAX_PAUSE_MS 60000
 #define IB_OCQ_DEFAULT_PAUSE_MS 1000
-#define IB_OCQ_MAX_BUDGET (1U << 20)
+#define IB_OCQ_MAX_BUDGET SZ_1M
 #define ocq_compat_set_pause_ms(attr, ms) ((void)(attr), (void)(ms))
 #define ocq_compat_provider_errors(s) ((void)(s), 0ULL)
 #define ocq_compat_lease_resumes(s) ((void)(s), 0ULL)

@@ -1267,8 +1267,8 @@ static int fake_flows_alloc(struct fake_run *r)
 	r->flows = kcalloc(r->nr_flows, sizeof(*r->flows), GFP_KERNEL);
 	if (!r->flows)
 		return -ENOMEM;
-	credits = max_t(u32, roundup_pow_of_two(r->credits ?: r->cqe) /
-				     r->nr_flows, 1);
+	credits = max_t(
+		u32, roundup_pow_of_two(r->credits ?: r->cqe) / r->nr_flows, 1);
 	for (i = 0; i < r->nr_flows; i++) {
 		struct fake_flow *f = &r->flows[i];
 
@@ -2554,7 +2554,8 @@ static int fake_helper_stream(struct fake_run *r, struct fake_dev *fdev,
 	}
 	fake_producers_stop(r);
 	if (!ret) {
-		fake_check(r, ok, "everything delivered within the stall bound");
+		fake_check(r, ok,
+			   "everything delivered within the stall bound");
 		if (ok && !(m->sem & FAKE_PERPETUAL))
 			fake_check(r, fake_wait_armed(r->fcq, stall_ms),
 				   "ends empty and armed");
@@ -2901,8 +2902,9 @@ static bool fake_wait_pushed(struct fake_run *r)
 		if (now != last) {
 			last = now;
 			last_change = jiffies;
-		} else if (time_after(jiffies, last_change +
-					       msecs_to_jiffies(stall_ms))) {
+		} else if (time_after(jiffies,
+				      last_change +
+					      msecs_to_jiffies(stall_ms))) {
 			return false;
 		}
 		usleep_range(5, 10);
@@ -2992,7 +2994,8 @@ static int fake_race_cycle(struct fake_run *r, struct fake_dev *fdev,
 		goto out;
 	}
 	ib_ocq_resume(r->ocq);
-	fake_check(r, fake_wait_armed(r->fcq, stall_ms), "ends empty and armed");
+	fake_check(r, fake_wait_armed(r->fcq, stall_ms),
+		   "ends empty and armed");
 	fake_cq_quiesce(r->fcq);
 	ib_ocq_pause(r->ocq);
 	fake_wait_quiet(r->fcq);
@@ -3091,7 +3094,8 @@ static void fake_pslow_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (req->seq != h->next_seq++ || wc->status != IB_WC_SUCCESS) {
 		atomic_inc(&h->failures);
-		pr_info("# parallel: seq %u out of order or failed\n", req->seq);
+		pr_info("# parallel: seq %u out of order or failed\n",
+			req->seq);
 	}
 	atomic_inc(&h->dones);
 	wake_up(&h->wq);
@@ -3134,8 +3138,10 @@ static int fake_pslow_round(struct fake_pslow *h, unsigned int round)
 	atomic_set(&h->others, 0);
 	h->during = -1;
 	fake_pslow_push(h);
-	if (!wait_event_timeout(h->wq, atomic_read(&h->dones) ==
-				base + (int)ARRAY_SIZE(h->reqs), bound))
+	if (!wait_event_timeout(h->wq,
+				atomic_read(&h->dones) ==
+					base + (int)ARRAY_SIZE(h->reqs),
+				bound))
 		return -ETIMEDOUT;
 	pr_info("# parallel: round %u: %d of %u completions behind the slow process() were processed while it ran\n",
 		round, h->during, FAKE_PSLOW_OTHERS);
@@ -3249,15 +3255,24 @@ static const struct fake_attr_case fake_attr_cases[] = {
 	{ .name = "too_many_domains", .mode = IB_OCQ_FLOW, .nr_domains = 65 },
 	{ .name = "budget_too_big", .budget = IB_OCQ_MAX_BUDGET + 1 },
 	{ .name = "pause_ms_too_big", .pause_ms = IB_OCQ_MAX_PAUSE_MS + 1 },
-	{ .name = "most_domains", .mode = IB_OCQ_FLOW, .nr_domains = 64,
+	{ .name = "most_domains",
+	  .mode = IB_OCQ_FLOW,
+	  .nr_domains = 64,
 	  .ok = true },
 	{ .name = "biggest_budget", .budget = IB_OCQ_MAX_BUDGET, .ok = true },
-	{ .name = "longest_pause_ms", .pause_ms = IB_OCQ_MAX_PAUSE_MS,
-	  .flags = IB_OCQ_POSTPONE_ARM, .ok = true },
-	{ .name = "flow_key", .mode = IB_OCQ_FLOW, .flow_key = true,
+	{ .name = "longest_pause_ms",
+	  .pause_ms = IB_OCQ_MAX_PAUSE_MS,
+	  .flags = IB_OCQ_POSTPONE_ARM,
 	  .ok = true },
-	{ .name = "parallel", .mode = IB_OCQ_PARALLEL, .process = true,
-	  .policy = IB_ARM_DOUBLE_POLL, .ok = true },
+	{ .name = "flow_key",
+	  .mode = IB_OCQ_FLOW,
+	  .flow_key = true,
+	  .ok = true },
+	{ .name = "parallel",
+	  .mode = IB_OCQ_PARALLEL,
+	  .process = true,
+	  .policy = IB_ARM_DOUBLE_POLL,
+	  .ok = true },
 };
 
 static void fake_attr_make(const struct fake_attr_case *c,
@@ -3283,8 +3298,8 @@ static void fake_bad_result(struct fake_ktap *k, const char *name,
 	if (!ret)
 		ib_ocq_free(ocq);
 	if (want_ok ? ret : ret != -EINVAL)
-		pr_info("# %s: ib_ocq_alloc() returned %d, expected %s\n",
-			name, ret, want_ok ? "success" : "-EINVAL");
+		pr_info("# %s: ib_ocq_alloc() returned %d, expected %s\n", name,
+			ret, want_ok ? "success" : "-EINVAL");
 	fake_result(k, want_ok ? !ret : ret == -EINVAL, name, NULL);
 }
 
@@ -3298,13 +3313,14 @@ static void fake_bad_allocs(struct fake_dev *fdev, struct fake_ktap *k)
 		const struct fake_attr_case *c = &fake_attr_cases[i];
 
 		fake_attr_make(c, &attr);
-		fake_bad_result(k, c->name, ib_ocq_alloc(dev, NULL, cqe, 0,
-							 &attr), c->ok);
+		fake_bad_result(k, c->name,
+				ib_ocq_alloc(dev, NULL, cqe, 0, &attr), c->ok);
 	}
 	memset(&attr, 0, sizeof(attr));
 	fake_bad_result(k, "no_device",
 			__ib_ocq_alloc(NULL, NULL, cqe, 0, &attr,
-				       KBUILD_MODNAME), false);
+				       KBUILD_MODNAME),
+			false);
 	fake_bad_result(k, "no_attr", ib_ocq_alloc(dev, NULL, cqe, 0, NULL),
 			false);
 	fake_bad_result(k, "no_cqe", ib_ocq_alloc(dev, NULL, 0, 0, &attr),
@@ -3349,16 +3365,20 @@ static int fake_bad_helpers(struct fake_dev *fdev, struct fake_ktap *k)
 			ib_poll_cq_and_arm(cq, 1, NULL), -EINVAL);
 	fake_bad_expect(k, "poll_and_notify_no_entries",
 			ib_poll_and_notify(cq, 0, wc, IB_ARM_REPORT_MISSED,
-					   &st), -EINVAL);
+					   &st),
+			-EINVAL);
 	fake_bad_expect(k, "poll_and_notify_no_wc",
 			ib_poll_and_notify(cq, 1, NULL, IB_ARM_REPORT_MISSED,
-					   &st), -EINVAL);
+					   &st),
+			-EINVAL);
 	fake_bad_expect(k, "poll_and_notify_no_status",
 			ib_poll_and_notify(cq, 1, wc, IB_ARM_REPORT_MISSED,
-					   NULL), -EINVAL);
+					   NULL),
+			-EINVAL);
 	fake_bad_expect(k, "poll_and_notify_bad_policy",
 			ib_poll_and_notify(cq, 1, wc, IB_ARM_DOUBLE_POLL + 1,
-					   &st), -EINVAL);
+					   &st),
+			-EINVAL);
 	fake_bad_expect(k, "poll_cq_and_arm_empty",
 			ib_poll_cq_and_arm(cq, 2, wc), 0);
 	n = ib_poll_and_notify(cq, 2, wc, IB_ARM_REPORT_MISSED, &st);

@@ -380,7 +380,8 @@ static void rt_done_enter(struct rt_queue *q)
 static void rt_done_exit(struct rt_queue *q)
 {
 	/* drain_postponed: the consumer arms while it streams */
-	if (q->ctx->sc->action == RT_DRAIN_POSTPONED && !READ_ONCE(q->ctx->stop))
+	if (q->ctx->sc->action == RT_DRAIN_POSTPONED &&
+	    !READ_ONCE(q->ctx->stop))
 		ib_ocq_resume(q->ctx->ocq);
 	atomic_dec(&q->ctx->active);
 	/* our posts are done before rt_quiesce() can see us gone */
@@ -1391,8 +1392,10 @@ static void rt_verdicts(struct rt_ctx *ctx, struct rt_ktap *k)
 		pr_info("# %s: the drains took %lld ms (bound %u), %u returned before their QP's completions\n",
 			name, ctx->drain_ms, RT_LEASE_DRAIN_MS,
 			ctx->drain_unsettled);
-		rt_result(k, ctx->drain_ms <= RT_LEASE_DRAIN_MS &&
-			  !ctx->drain_unsettled, name, "drain_after_completions");
+		rt_result(k,
+			  ctx->drain_ms <= RT_LEASE_DRAIN_MS &&
+				  !ctx->drain_unsettled,
+			  name, "drain_after_completions");
 	}
 	rt_result(k, rt_stats_ok(ctx, &sum), name, "stats");
 }
