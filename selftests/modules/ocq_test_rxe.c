@@ -31,6 +31,15 @@
  *  drain:    ib_drain_qp() on every QP mid-stream, in each mode
  *  flush:    every QP moved to IB_QPS_ERR mid-stream, in each mode: flushed
  *            completions come in posting order; then drained
+ *  drain_paused: ib_drain_qp() on every QP of an OCQ paused mid-stream, and
+ *            of one whose arm is postponed (IB_OCQ_POSTPONE_ARM, resumed by
+ *            done() until the stream stops), in each mode: every drain
+ *            returns within the lease (pause_ms), after every earlier
+ *            completion of its QP was dispatched, in order
+ *  poll_helpers: no OCQ: one pair on a plain CQ that a completion handler
+ *            and a work item of the test's own poll with
+ *            ib_poll_cq_and_arm(), then with ib_poll_and_notify(): the same
+ *            checks, -EAGAIN requeued, no IB_PN_REPOLL with nothing
  *
  * ib_drain_qp() blocks for good if a completion is never dispatched, so it
  * runs in a kthread the test waits for with a timeout.  If it times out, the
@@ -51,10 +60,13 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
 #include <rdma/ib_ocq.h>
 #include <rdma/ib_verbs.h>
+
+#include "ocq_test_compat.h"
 
 static char *test = "strict";
 module_param(test, charp, 0444);
@@ -90,6 +102,16 @@ MODULE_PARM_DESC(count, "SENDs per scenario, over all its pairs; 0: default");
 #define RT_QUIESCE_TIMEOUT (5 * HZ)
 /* failure details printed per scenario at most */
 #define RT_MAX_REPORTS 10
+/*
+ * drain_paused: the lease.  A pause or postponed arm nobody ends lasts
+ * between this and twice this; every drain of a pair may wait for one.
+ */
+#define RT_PAUSE_MS 200
+/* drain_paused: the drains of a scenario must return within this */
+#define RT_LEASE_DRAIN_MS (4 * RT_MAX_PAIRS * 2 * RT_PAUSE_MS + 5000)
+/* poll_helpers: completions per helper call, calls per work item run */
+#define RT_POLL_BATCH 16
+#define RT_POLL_CALLS 64
 
 /* KTAP result counters of one test run. */
 struct rt_ktap {
@@ -165,6 +187,15 @@ enum rt_action {
 	RT_TO_END, /* nothing: stream every SEND */
 	RT_DRAIN, /* ib_drain_qp() every QP */
 	RT_FLUSH, /* move every QP to IB_QPS_ERR, then drain */
+	RT_DRAIN_PAUSED, /* ib_ocq_pause(), then ib_drain_qp() every QP */
+	RT_DRAIN_POSTPONED, /* stop resuming a postponed arm, then drain */
+};
+
+/* Who polls the CQ. */
+enum rt_poller_kind {
+	RT_OCQ, /* the OCQ */
+	RT_POLL_CQ_AND_ARM, /* our work item, with ib_poll_cq_and_arm() */
+	RT_POLL_AND_NOTIFY, /* our work item, with ib_poll_and_notify() */
 };
 
 struct rt_scenario {
@@ -172,6 +203,33 @@ struct rt_scenario {
 	enum ib_ocq_mode mode;
 	unsigned int nr_pairs;
 	enum rt_action action;
+	enum rt_poller_kind poller;
+};
+
+/**
+ * struct rt_poller - poll_helpers: the consumer of a plain CQ
+ * @cq: the CQ, from ib_create_cq()
+ * @work: calls the helper until the CQ is armed; requeued on -EAGAIN
+ * @stop: queue nothing more
+ * @wcs: the completions of a call
+ * @calls: helper calls
+ * @eagain: -EAGAIN returns, each requeued a jiffy later
+ * @errors: other errors
+ * @armed: returns that said the CQ is armed
+ * @zero_repolls: IB_PN_REPOLL returns with nothing
+ * @bad_status: statuses that do not match the completions returned
+ */
+struct rt_poller {
+	struct ib_cq *cq;
+	struct delayed_work work;
+	bool stop;
+	struct ib_wc wcs[RT_POLL_BATCH];
+	u64 calls;
+	u64 eagain;
+	u64 errors;
+	u64 armed;
+	u64 zero_repolls;
+	u64 bad_status;
 };
 
 /*
@@ -206,6 +264,9 @@ struct rt_ctx {
 	cpumask_t done_cpus;
 	cpumask_t process_cpus;
 	ktime_t t0;
+	struct rt_poller poll;
+	u32 drain_unsettled; /* drain_paused: drains returned too early */
+	s64 drain_ms; /* drain_paused: how long the drains took */
 };
 
 static struct ib_client rt_client;
@@ -318,6 +379,10 @@ static void rt_done_enter(struct rt_queue *q)
 
 static void rt_done_exit(struct rt_queue *q)
 {
+	/* drain_postponed: the consumer arms while it streams */
+	if (q->ctx->sc->action == RT_DRAIN_POSTPONED &&
+	    !READ_ONCE(q->ctx->stop))
+		ib_ocq_resume(q->ctx->ocq);
 	atomic_dec(&q->ctx->active);
 	/* our posts are done before rt_quiesce() can see us gone */
 	smp_mb__before_atomic();
@@ -667,7 +732,7 @@ static int rt_qp_connect(struct rt_ctx *ctx, struct ib_qp *qp, u32 dest_qpn)
 /* Both QPs of a pair have room for the window, the receives and a drain. */
 static struct ib_qp *rt_create_qp(struct rt_ctx *ctx)
 {
-	struct ib_cq *cq = ib_ocq_cq(ctx->ocq);
+	struct ib_cq *cq = ctx->poll.cq ?: ib_ocq_cq(ctx->ocq);
 	struct ib_qp_init_attr init = {
 		.send_cq     = cq,
 		.recv_cq     = cq,
@@ -780,16 +845,145 @@ static int rt_pair_create(struct rt_ctx *ctx, struct rt_pair *p,
 	return ret;
 }
 
+/* everything that can be outstanding at once, twice over */
+static int rt_nr_cqe(struct rt_ctx *ctx)
+{
+	return 2 * ctx->sc->nr_pairs * (RT_WINDOW + RT_NRECV + 4);
+}
+
+static bool rt_lease_action(const struct rt_scenario *sc)
+{
+	return sc->action == RT_DRAIN_PAUSED ||
+	       sc->action == RT_DRAIN_POSTPONED;
+}
+
 static struct ib_ocq *rt_ocq_alloc(struct rt_ctx *ctx)
 {
 	struct ib_ocq_attr attr = {
 		.mode = ctx->sc->mode,
 		.process = ctx->sc->mode == IB_OCQ_PARALLEL ? rt_process : NULL,
 	};
-	/* everything that can be outstanding at once, twice over */
-	int nr_cqe = 2 * ctx->sc->nr_pairs * (RT_WINDOW + RT_NRECV + 4);
 
-	return ib_ocq_alloc(ctx->dev, ctx, nr_cqe, 0, &attr);
+	if (ctx->sc->action == RT_DRAIN_POSTPONED)
+		attr.flags = IB_OCQ_POSTPONE_ARM;
+	if (rt_lease_action(ctx->sc))
+		ocq_compat_set_pause_ms(&attr, RT_PAUSE_MS);
+	return ib_ocq_alloc(ctx->dev, ctx, rt_nr_cqe(ctx), 0, &attr);
+}
+
+/* ---- poll_helpers: a plain CQ and a consumer of our own ---- */
+
+static void rt_poll_requeue(struct rt_ctx *ctx, unsigned long delay)
+{
+	if (!READ_ONCE(ctx->poll.stop))
+		queue_delayed_work(system_highpri_wq, &ctx->poll.work, delay);
+}
+
+static void rt_poll_event(struct ib_cq *cq, void *cq_context)
+{
+	rt_poll_requeue(cq_context, 0);
+}
+
+/* ib_poll_and_notify(): true if @st says armed; counts impossible ones. */
+static bool rt_poll_status(struct rt_poller *p, int n, enum ib_pn_status st)
+{
+	switch (st) {
+	case IB_PN_MORE:
+		p->bad_status += !n;
+		return false;
+	case IB_PN_REPOLL:
+		p->zero_repolls += !n;
+		return false;
+	case IB_PN_ARMED:
+		p->bad_status += !n;
+		return true;
+	case IB_PN_EMPTY_ARMED:
+		p->bad_status += !!n;
+		return true;
+	default:
+		p->bad_status++;
+		return false;
+	}
+}
+
+static void rt_poll_work(struct work_struct *work)
+{
+	struct rt_ctx *ctx =
+		container_of(to_delayed_work(work), struct rt_ctx, poll.work);
+	bool pn = ctx->sc->poller == RT_POLL_AND_NOTIFY;
+	struct rt_poller *p = &ctx->poll;
+	enum ib_pn_status st;
+	unsigned int c;
+	int i, n;
+
+	for (c = 0; c < RT_POLL_CALLS; c++) {
+		st = IB_PN_MORE;
+		if (pn)
+			n = ib_poll_and_notify(p->cq, RT_POLL_BATCH, p->wcs,
+					       IB_ARM_AUTO, &st);
+		else
+			n = ib_poll_cq_and_arm(p->cq, RT_POLL_BATCH, p->wcs);
+		p->calls++;
+		if (n < 0) {
+			/* not armed: come back later, as the API asks */
+			if (n == -EAGAIN)
+				p->eagain++;
+			else
+				p->errors++;
+			rt_poll_requeue(ctx, 1);
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			if (p->wcs[i].wr_cqe)
+				p->wcs[i].wr_cqe->done(p->cq, &p->wcs[i]);
+			else
+				p->errors++;
+		}
+		if (pn ? rt_poll_status(p, n, st) : !n) {
+			p->armed++;
+			return;
+		}
+	}
+	rt_poll_requeue(ctx, 0);
+}
+
+static int rt_poll_create(struct rt_ctx *ctx)
+{
+	struct ib_cq_init_attr attr = { .cqe = rt_nr_cqe(ctx) };
+
+	INIT_DELAYED_WORK(&ctx->poll.work, rt_poll_work);
+	ctx->poll.cq = ib_create_cq(ctx->dev, rt_poll_event, NULL, ctx, &attr);
+	if (IS_ERR(ctx->poll.cq)) {
+		int ret = PTR_ERR(ctx->poll.cq);
+
+		pr_info("# ib_create_cq: %d\n", ret);
+		ctx->poll.cq = NULL;
+		return ret;
+	}
+	/* the first call finds the CQ empty and arms it */
+	rt_poll_requeue(ctx, 0);
+	return 0;
+}
+
+/* After the QPs are gone: nothing completes on the CQ any more. */
+static void rt_poll_destroy(struct rt_ctx *ctx)
+{
+	if (!ctx->poll.cq)
+		return;
+	WRITE_ONCE(ctx->poll.stop, true);
+	cancel_delayed_work_sync(&ctx->poll.work);
+	ib_destroy_cq(ctx->poll.cq);
+	ctx->poll.cq = NULL;
+}
+
+static bool rt_poll_ok(struct rt_ctx *ctx)
+{
+	struct rt_poller *p = &ctx->poll;
+
+	pr_info("# %s: %llu helper calls, %llu -EAGAIN (requeued), %llu errors, %llu armed, %llu IB_PN_REPOLL with nothing, %llu bad statuses\n",
+		ctx->sc->name, p->calls, p->eagain, p->errors, p->armed,
+		p->zero_repolls, p->bad_status);
+	return !p->errors && !p->zero_repolls && !p->bad_status && p->armed;
 }
 
 /* Undo rt_ctx_create() (also a partial one); never after a leaked drain. */
@@ -802,6 +996,7 @@ static void rt_ctx_destroy(struct rt_ctx *ctx)
 	/* after the QPs: no done() runs once this returns */
 	if (!IS_ERR_OR_NULL(ctx->ocq))
 		ib_ocq_free(ctx->ocq);
+	rt_poll_destroy(ctx);
 	/* the work requests and buffers done() uses go last */
 	for (i = 0; i < ctx->sc->nr_pairs; i++) {
 		rt_queue_exit(ctx, &ctx->pairs[i].rq);
@@ -825,7 +1020,13 @@ static int rt_ctx_setup(struct rt_ctx *ctx)
 	ctx->pd = ib_alloc_pd(ctx->dev, 0);
 	if (IS_ERR(ctx->pd))
 		return PTR_ERR(ctx->pd);
-	ctx->ocq = rt_ocq_alloc(ctx);
+	if (ctx->sc->poller != RT_OCQ) {
+		ret = rt_poll_create(ctx);
+		if (ret)
+			return ret;
+	} else {
+		ctx->ocq = rt_ocq_alloc(ctx);
+	}
 	if (IS_ERR(ctx->ocq)) {
 		pr_info("# ib_ocq_alloc: %ld\n", PTR_ERR(ctx->ocq));
 		return PTR_ERR(ctx->ocq);
@@ -1001,9 +1202,16 @@ static int rt_drain_fn(void *arg)
 	struct rt_drainer *d = arg;
 	unsigned int i, j;
 
-	for (j = 0; j < 2; j++)
-		for (i = 0; i < d->ctx->sc->nr_pairs; i++)
-			ib_drain_qp(d->ctx->pairs[i].qp[j]);
+	for (j = 0; j < 2; j++) {
+		for (i = 0; i < d->ctx->sc->nr_pairs; i++) {
+			struct rt_pair *p = &d->ctx->pairs[i];
+
+			ib_drain_qp(p->qp[j]);
+			/* its drain CQE came after all its completions */
+			if (!rt_queue_settled(j ? &p->rq : &p->sq))
+				d->ctx->drain_unsettled++;
+		}
+	}
 	kthread_complete_and_exit(&d->done, 0);
 }
 
@@ -1015,6 +1223,7 @@ static int rt_drain_fn(void *arg)
  */
 static int rt_drain(struct rt_ctx *ctx)
 {
+	ktime_t t0 = ktime_get();
 	struct task_struct *t;
 	struct rt_drainer *d;
 
@@ -1035,6 +1244,7 @@ static int rt_drain(struct rt_ctx *ctx)
 		rt_leaked = true;
 		return -ETIMEDOUT;
 	}
+	ctx->drain_ms = ktime_ms_delta(ktime_get(), t0);
 	kfree(d);
 	return 0;
 }
@@ -1110,9 +1320,18 @@ static bool rt_stats_ok(struct rt_ctx *ctx, const struct rt_sum *sum)
 		sum->ok + sum->flushed + sum->errors + 4 * ctx->sc->nr_pairs;
 	bool ok;
 
+	if (ctx->poll.cq)
+		return rt_poll_ok(ctx);
 	ib_ocq_get_stats(ctx->ocq, &s);
 	rt_print_stats(ctx, &s);
 	ok = s.completions == expect && !s.cq_errors;
+	/* drain_paused: the drains waited for the lease, nothing else */
+	if (rt_lease_action(ctx->sc)) {
+		pr_info("# %s: stats lease_resumes %llu provider_errors %llu\n",
+			ctx->sc->name, ocq_compat_lease_resumes(&s),
+			ocq_compat_provider_errors(&s));
+		ok = ok && ocq_compat_lease_resumes(&s) > 0;
+	}
 	/* process() runs for the successful completions only */
 	if (ctx->sc->mode == IB_OCQ_PARALLEL)
 		ok = ok && atomic_read(&ctx->nr_processed) == sum->ok;
@@ -1170,6 +1389,15 @@ static void rt_verdicts(struct rt_ctx *ctx, struct rt_ktap *k)
 	if (ctx->sc->action == RT_FLUSH)
 		counts &= sum.flushed > 0;
 	rt_result(k, counts, name, "counts");
+	if (rt_lease_action(ctx->sc)) {
+		pr_info("# %s: the drains took %lld ms (bound %u), %u returned before their QP's completions\n",
+			name, ctx->drain_ms, RT_LEASE_DRAIN_MS,
+			ctx->drain_unsettled);
+		rt_result(k,
+			  ctx->drain_ms <= RT_LEASE_DRAIN_MS &&
+				  !ctx->drain_unsettled,
+			  name, "drain_after_completions");
+	}
 	rt_result(k, rt_stats_ok(ctx, &sum), name, "stats");
 }
 
@@ -1183,6 +1411,9 @@ static bool rt_stream(struct rt_ctx *ctx, struct rt_ktap *k)
 
 	ok = !rt_start(ctx);
 	rt_result(k, ok, name, "start");
+	/* drain_postponed: the first arm; done() makes the others */
+	if (ctx->sc->action == RT_DRAIN_POSTPONED)
+		ib_ocq_resume(ctx->ocq);
 	if (!ok) {
 		/* nothing to wait for: drain what was posted */
 	} else if (ctx->sc->action == RT_TO_END) {
@@ -1193,6 +1424,9 @@ static bool rt_stream(struct rt_ctx *ctx, struct rt_ktap *k)
 		ok = rt_wait_stream(ctx, &ctx->halfway);
 		rt_result(k, ok, name, "halfway");
 	}
+	/* drain_paused: nobody resumes; drain_postponed: done() stops arming */
+	if (ctx->sc->action == RT_DRAIN_PAUSED)
+		ib_ocq_pause(ctx->ocq);
 	if (ctx->sc->action == RT_FLUSH)
 		rt_result(k, !rt_to_error(ctx), name, "to_error");
 	rt_result(k, !rt_quiesce(ctx), name, "quiesce");
@@ -1244,6 +1478,21 @@ static const struct rt_scenario rt_flush_all[] = {
 	{ "flush_parallel", IB_OCQ_PARALLEL, 4, RT_FLUSH },
 };
 
+static const struct rt_scenario rt_drain_paused_all[] = {
+	{ "drain_paused_strict", IB_OCQ_STRICT, 1, RT_DRAIN_PAUSED },
+	{ "drain_paused_flow", IB_OCQ_FLOW, 4, RT_DRAIN_PAUSED },
+	{ "drain_paused_parallel", IB_OCQ_PARALLEL, 4, RT_DRAIN_PAUSED },
+	{ "drain_postponed_strict", IB_OCQ_STRICT, 1, RT_DRAIN_POSTPONED },
+	{ "drain_postponed_flow", IB_OCQ_FLOW, 4, RT_DRAIN_POSTPONED },
+	{ "drain_postponed_parallel", IB_OCQ_PARALLEL, 4, RT_DRAIN_POSTPONED },
+};
+
+/* one consumer: CQ order, like IB_OCQ_STRICT */
+static const struct rt_scenario rt_poll_helpers_all[] = {
+	{ "poll_cq_and_arm", IB_OCQ_STRICT, 1, RT_TO_END, RT_POLL_CQ_AND_ARM },
+	{ "poll_and_notify", IB_OCQ_STRICT, 1, RT_TO_END, RT_POLL_AND_NOTIFY },
+};
+
 static const struct {
 	const char *name;
 	const struct rt_scenario *scenarios;
@@ -1255,6 +1504,10 @@ static const struct {
 	{ "parallel", rt_parallel, ARRAY_SIZE(rt_parallel), RT_COUNT_STREAM },
 	{ "drain", rt_drain_all, ARRAY_SIZE(rt_drain_all), RT_COUNT_MIDWAY },
 	{ "flush", rt_flush_all, ARRAY_SIZE(rt_flush_all), RT_COUNT_MIDWAY },
+	{ "drain_paused", rt_drain_paused_all, ARRAY_SIZE(rt_drain_paused_all),
+	  RT_COUNT_MIDWAY },
+	{ "poll_helpers", rt_poll_helpers_all, ARRAY_SIZE(rt_poll_helpers_all),
+	  RT_COUNT_STREAM },
 };
 
 /* ---- module ---- */
