@@ -4,8 +4,10 @@
  * include this header after <rdma/ib_verbs.h> (it includes it first) and
  * every ib_alloc_cq(), ib_alloc_cq_any(), ib_free_cq(), ib_cq_pool_get()
  * and ib_cq_pool_put() below it becomes ocq's drop-in equivalent, with the
- * default attributes: %IB_OCQ_STRICT for a CQ of its own, %IB_OCQ_FLOW with
- * a domain per QP for a pooled one.  Nothing else of the ULP changes: its
+ * default attributes: %IB_OCQ_STRICT for a CQ of its own, %IB_OCQ_FLOW for a
+ * pooled one (its QPs spread over a domain per CPU).  Every file of the ULP
+ * that allocates or frees CQs must include it: ib_free_cq() of ib_core on
+ * an ordered CQ warns and does nothing (ocq marks its CQs shared).  Nothing else of the ULP changes: its
  * done() handlers read cq->cq_context as before, ib_drain_qp() works.
  *
  * %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE and %IB_POLL_UNBOUND_WORKQUEUE are

@@ -124,7 +124,8 @@ static void du_check_cq(struct du_pair *p, struct ib_cq *cq)
 		du_fail(p, "done() not in its poll context", 0, 0);
 }
 
-static int du_post_send(struct du_pair *p, struct du_wr *wr)
+/* Number a send; once posted, only its done() touches the pair's counts. */
+static void du_prep_send(struct du_pair *p, struct du_wr *wr)
 {
 	u32 *msg = p->buf + (wr - p->swr) * DU_MSG;
 
@@ -132,6 +133,12 @@ static int du_post_send(struct du_pair *p, struct du_wr *wr)
 	ib_dma_sync_single_for_device(du_dev, wr->sge.addr, DU_MSG,
 				      DMA_TO_DEVICE);
 	wr->ticket = p->send_next++;
+	wr->send.next = NULL;
+}
+
+static int du_post_send(struct du_pair *p, struct du_wr *wr)
+{
+	du_prep_send(p, wr);
 	return ib_post_send(p->qp[0], &wr->send, NULL);
 }
 
@@ -315,16 +322,26 @@ static void du_pair_teardown(struct du_pair *p)
 	kfree(p->buf);
 }
 
+/*
+ * Post the receives, then the first sends as one chain: every send is
+ * numbered before any can complete, so the done() that reposts never
+ * races with this.
+ */
 static int du_pair_start(struct du_pair *p)
 {
-	unsigned int i;
+	unsigned int i, n = min_t(unsigned int, DU_DEPTH, msgs);
 	int ret = 0;
 
 	for (i = 0; i < DU_RECVS && !ret; i++)
 		ret = du_post_recv(p, &p->rwr[i]);
-	for (i = 0; i < DU_DEPTH && i < msgs && !ret; i++)
-		ret = du_post_send(p, &p->swr[i]);
-	return ret;
+	if (ret || !n)
+		return ret;
+	for (i = 0; i < n; i++) {
+		du_prep_send(p, &p->swr[i]);
+		if (i)
+			p->swr[i - 1].send.next = &p->swr[i].send;
+	}
+	return ib_post_send(p->qp[0], &p->swr[0].send, NULL);
 }
 
 /* Wait for the stream, drain, and judge: one KTAP line per pair. */

@@ -126,8 +126,10 @@ static void ib_ocq_engine_free(struct ocq_engine *e, void *p)
  * still scheduled, which it is until ib_ocq_iop_poll() completes it: so
  * record the request first; the full barrier pairs with smp_mb() in
  * ib_ocq_iop_poll(), which looks at @pending after completing.  From a
- * task, the softirq runs when bottom halves are enabled again (with
- * interrupts off, at the next interrupt's exit).
+ * task, the softirq (and so done()) runs when bottom halves are enabled
+ * again; with interrupts off, ksoftirqd runs it.  A request that lands
+ * just as a poll completes may cause one run more, which finds the unit
+ * released and ends at once.
  */
 static void ib_ocq_iop_sched(struct ocq_work *w)
 {
@@ -460,6 +462,12 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	ret = ib_ocq_publish(ocq);
 	if (ret)
 		goto out_free_works;
+	/*
+	 * ib_free_cq() and ib_destroy_cq() refuse a shared CQ (with a
+	 * warning): a ULP that frees an ordered CQ with them instead of
+	 * ib_ocq_free_cq() does not destroy it under a live engine.
+	 */
+	ocq->cq->shared = true;
 	return ocq;
 
 out_free_works:
@@ -591,12 +599,21 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 		ib_ocq_cancel(&ocq->works[i]);
 	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
 	/*
+	 * A softirq poll that completed its iop (so irq_poll_disable() went
+	 * through) may still be reading its ocq_work: a softirq handler is
+	 * an RCU reader, so a grace period waits for it.
+	 */
+	if (ocq->poll_ctx == IB_POLL_SOFTIRQ)
+		synchronize_rcu();
+	/*
 	 * No run is left to pause, so nothing queues the lease again; a tick
 	 * that resumed before the disable scheduled its run inside an RCU
 	 * read-side section, so the cancels above saw it.
 	 */
 	cancel_delayed_work_sync(&ocq->lease);
 	debugfs_remove_recursive(ocq->debugfs);
+	/* see ib_ocq_create(): only ocq destroys its CQs */
+	ocq->cq->shared = false;
 	ret = ib_destroy_cq_user(ocq->cq, NULL);
 	/*
 	 * The CQ lives on, and its handlers may still be called with this

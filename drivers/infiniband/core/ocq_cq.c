@@ -6,8 +6,9 @@
  * is the ULP's, so that a ULP changes its allocation calls and nothing else.
  *
  * The pool shares CQs like ib_cq_pool_get(), but every pooled CQ is an
- * IB_OCQ_FLOW OCQ with a domain per QP: QPs sharing it are each strictly
- * ordered and do not wait for each other's done().
+ * IB_OCQ_FLOW OCQ whose QPs are spread over as many ordering domains as
+ * there are CPUs: each QP strictly ordered, QPs of different domains not
+ * waiting for each other's done().
  */
 #include <linux/err.h>
 #include <linux/list.h>
@@ -140,6 +141,11 @@ EXPORT_SYMBOL(ib_ocq_free_cq);
 
 /* --- the pool --- */
 
+/*
+ * The pool of @dev; with @create, a new one if it has none.  A device that
+ * is going away has a dead pool: ERR_PTR(-ENODEV), so that nothing takes
+ * a CQ the removal will not free.
+ */
 static struct ocq_pool *ib_ocq_pool_find(struct ib_device *dev, bool create)
 {
 	struct ocq_pool *pool;
@@ -147,13 +153,13 @@ static struct ocq_pool *ib_ocq_pool_find(struct ib_device *dev, bool create)
 
 	lockdep_assert_held(&ib_ocq_pool_lock);
 	list_for_each_entry(pool, &ib_ocq_pools, entry)
-		if (pool->dev == dev && !pool->dead)
-			return pool;
+		if (pool->dev == dev)
+			return pool->dead ? ERR_PTR(-ENODEV) : pool;
 	if (!create)
 		return NULL;
 	pool = kzalloc(sizeof(*pool), GFP_KERNEL);
 	if (!pool)
-		return NULL;
+		return ERR_PTR(-ENOMEM);
 	pool->dev = dev;
 	for (i = 0; i < ARRAY_SIZE(pool->cqs); i++)
 		INIT_LIST_HEAD(&pool->cqs[i]);
@@ -200,19 +206,20 @@ static struct ib_cq *ib_ocq_pool_pick(struct list_head *cqs, int vector,
  *	the least used one
  * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
  *	%IB_POLL_UNBOUND_WORKQUEUE
- * @attr: mode and tuning of the shared CQs; NULL for %IB_OCQ_FLOW with a
- *	domain per QP
+ * @attr: mode and tuning of the shared CQs; NULL for %IB_OCQ_FLOW, QPs
+ *	spread over a domain per CPU by QP number
  *
- * As ib_cq_pool_get(), with the same arguments plus @attr: the CQ of the
- * vector with the most room left, or a new one of at least
- * %IB_OCQ_POOL_CQE entries.  With the default attributes, QPs sharing a CQ
- * are each strictly ordered and never wait for another QP's done() beyond
- * %IB_OCQ_HOL_DONES calls.  The cq_context of a pooled CQ is NULL, as
+ * As ib_cq_pool_get(), with the same arguments plus @attr: the least used
+ * CQ of the vector that has room, or a new one of at least
+ * %IB_OCQ_POOL_CQE entries.  With the default attributes each QP sharing a
+ * CQ is strictly ordered, and a QP waits for another QP's done() beyond
+ * %IB_OCQ_HOL_DONES calls only when both hash to the same domain.  The cq_context of a pooled CQ is NULL, as
  * upstream's.  Give the room back with ib_ocq_cq_pool_put() once the QP is
  * destroyed; the pool's CQs are freed when the device goes away.
  *
  * Context: process context; may sleep.
- * Return: the CQ, or an ERR_PTR() as __ib_ocq_alloc_cq().
+ * Return: the CQ, or an ERR_PTR() as __ib_ocq_alloc_cq(), or
+ * ERR_PTR(-ENODEV) once the device is going away.
  */
 struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 				 int comp_vector_hint,
@@ -236,8 +243,8 @@ struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 
 	mutex_lock(&ib_ocq_pool_lock);
 	pool = ib_ocq_pool_find(dev, true);
-	if (!pool) {
-		cq = ERR_PTR(-ENOMEM);
+	if (IS_ERR(pool)) {
+		cq = ERR_CAST(pool);
 		goto out_unlock;
 	}
 	cq = ib_ocq_pool_pick(&pool->cqs[poll_ctx], vector, nr_cqe, attr);
@@ -252,7 +259,6 @@ struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 		}
 		ocq->pooled = true;
 		cq = ocq->cq;
-		cq->shared = true;
 		list_add_tail(&cq->pool_entry, &pool->cqs[poll_ctx]);
 	}
 	cq->cqe_used += nr_cqe;
@@ -282,8 +288,6 @@ static void ib_ocq_pool_shrink(struct ocq_pool *pool)
 				continue;
 			}
 			list_del(&cq->pool_entry);
-			/* ib_destroy_cq_user() refuses a shared CQ */
-			cq->shared = false;
 			ib_ocq_destroy(ocq);
 		}
 	}
@@ -352,7 +356,7 @@ void ib_ocq_cq_pool_destroy(struct ib_device *dev)
 
 	mutex_lock(&ib_ocq_pool_lock);
 	pool = ib_ocq_pool_find(dev, false);
-	if (pool) {
+	if (!IS_ERR_OR_NULL(pool)) {
 		pool->dead = true;
 		ib_ocq_pool_shrink(pool);
 	}

@@ -933,8 +933,8 @@ static void ocq_domain_run(struct ocq_engine *e, unsigned int unit)
  * @e: the engine
  * @unit: the unit the run was scheduled for
  *
- * Context: process context (the host's work item); never concurrently for
- * one unit.
+ * Context: the host's work item (process context) or, for
+ * %IB_POLL_SOFTIRQ, its irq_poll softirq; never concurrently for one unit.
  */
 void ocq_engine_run(struct ocq_engine *e, unsigned int unit)
 {
