@@ -149,7 +149,7 @@ endif
 # depmod runs on / or on $(INSTALL_MOD_PATH); not into a DESTDIR staging tree, where the
 # package's own scripts run it on the target.
 OCQ_MODULES := ib_ocq ocq_demo
-OCQ_HEADERS := ib_ocq.h ib_sq_acct.h
+OCQ_HEADERS := ib_ocq.h ib_ocq_dropin.h ib_sq_acct.h
 MOD_DIR = $(DESTDIR)$(INSTALL_MOD_PATH)/lib/modules/$(KVER)
 
 define ocq_depmod
