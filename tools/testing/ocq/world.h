@@ -29,6 +29,9 @@ struct CaseSpec {
 	int bug = OCQ_SIM_BUG_none;
 	enum sim_policy policy = SIM_ARM_AUTO;
 	bool expect_failure = false; // a seeded bug or a negative control
+	std::string expect;	     // the property it must break ("lost wakeup")
+	unsigned stale_bound = 0;    // weak memory: stale reads per execution
+	int budget = -1;	     // the engine's budget; -1: the mode's
 	bool no_watchdog = false;    // lossy provider without its safety net
 	bool single_cancel = false;  // teardown cancels the CQ unit only once
 };
@@ -46,6 +49,8 @@ struct ModeInfo {
 				// 4: done() of the first completion resumes
 	bool teardown;
 	bool pattern1;		// no engine: seed 004's loop, serialized
+	int wait_next;		// 1: process() of seq 0 waits for seq 1's;
+				// 2: done() of seq 0 waits for seq 1's
 };
 
 const ModeInfo *mode_info(const std::string &name);
@@ -64,6 +69,7 @@ struct Outcome {
 	long parks = 0;		// engine: runs that ended unarmed, domains busy
 	long yields = 0;	// host: runs that requeued themselves
 	long rescues = 0;	// engine: completions the watchdog found
+	long stale_reads = 0;	// weak memory: loads that returned an old store
 };
 
 class World {
@@ -109,6 +115,8 @@ private:
 		int flow;
 	};
 
+	const Completion *completion_of(const struct ib_wc *wc) const;
+	bool quiet() const;
 	void setup_engine();
 	void add_contexts();
 	void producer();
@@ -156,7 +164,9 @@ private:
 	long engine_events_ = 0;
 	bool producer_done_ = false;
 	bool watchdog_done_ = false;
+	int spurious_left_ = 0;		// spurious callback contexts running
 	bool paused_in_done_ = false;
+	bool resumed_ = false;		// the ULP resumed after done() paused
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
 	bool freed_ = false;
 	bool stats_taken_ = false;
