@@ -43,7 +43,7 @@ SHELL := /bin/bash
 .PHONY: all kernel check check-runner demo lint clean help sim sim-deep mutants host-tests soak \
 	install uninstall install-files uninstall-files dkms-check htmldocs bench
 
-HOST_TESTS := tools/testing/sq_acct tools/ocq-demo
+HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench
 
 ifeq ($(KDIR),)
 

@@ -7,12 +7,13 @@
 #ifndef _RDMA_IB_OCQ_H
 #define _RDMA_IB_OCQ_H
 
+#include <linux/sizes.h>
 #include <linux/types.h>
 #include <rdma/ib_verbs.h>
 
 /**
  * enum ib_arm_policy - how a drained CQ is armed
- * @IB_ARM_AUTO: pick from the provider semantics table (ib_cq_arm_policy())
+ * @IB_ARM_AUTO: the policy ib_cq_arm_policy() picks for the device
  * @IB_ARM_REPORT_MISSED: arm with %IB_CQ_REPORT_MISSED_EVENTS; a positive
  *	return means the CQ is not armed and must be polled again.  Correct on
  *	every provider that honours the verbs contract; the safe default.
@@ -28,22 +29,37 @@ enum ib_arm_policy {
 	IB_ARM_DOUBLE_POLL,
 };
 
+/*
+ * times ib_poll_cq_and_arm() and ib_poll_and_notify() poll an empty CQ that
+ * the provider keeps reporting missed events on, before they give up with
+ * -EAGAIN
+ */
+#define IB_POLL_ARM_TRIES 8
+
 /**
  * enum ib_pn_status - what ib_poll_and_notify() asks of its caller next
- * @IB_PN_SUCCESS: completions returned and the CQ may hold more; it is not
+ * @IB_PN_MORE: completions returned and the CQ may hold more; it is NOT
  *	armed: process them and call again.
- * @IB_PN_COMPLETED: completions returned, the CQ was drained and is armed:
- *	process them; the completion handler will run for the next one.
- * @IB_PN_POLL_NEEDED: the CQ was drained but arming could not be confirmed,
- *	or more completions were found after arming: process what was returned
- *	(possibly nothing) and call again.
- * @IB_PN_NOT_DONE: nothing returned, the CQ is empty and armed.
+ * @IB_PN_REPOLL: at least one completion returned, and the CQ is not known
+ *	to be armed: the arm reported missed events, or more completions
+ *	turned up after it.  Process them and call again.
+ * @IB_PN_ARMED: at least one completion returned, the CQ was drained and is
+ *	armed: process them and stop.
+ * @IB_PN_EMPTY_ARMED: nothing returned, the CQ is empty and armed: stop.
+ *
+ * Seed 002's iba_poll_and_rearm() named these SUCCESS, COMPLETED,
+ * POLL_NEEDED and NOT_DONE.  Its POLL_NEEDED meant "rearmed, but poll until
+ * empty"; %IB_PN_REPOLL promises no arm at all, which is what a provider
+ * returning a positive value from ib_req_notify_cq() with
+ * %IB_CQ_REPORT_MISSED_EVENTS allows.  After %IB_PN_ARMED and
+ * %IB_PN_EMPTY_ARMED, and only then, the completion handler is guaranteed to
+ * run for the next completion.
  */
 enum ib_pn_status {
-	IB_PN_SUCCESS,
-	IB_PN_COMPLETED,
-	IB_PN_POLL_NEEDED,
-	IB_PN_NOT_DONE,
+	IB_PN_MORE,
+	IB_PN_REPOLL,
+	IB_PN_ARMED,
+	IB_PN_EMPTY_ARMED,
 };
 
 /**
@@ -52,7 +68,9 @@ enum ib_pn_status {
  *	CQ order.
  * @IB_OCQ_FLOW: one domain per flow (the QP, or the key returned by
  *	&ib_ocq_attr.flow_key): each flow strictly ordered, different flows
- *	dispatched on different CPUs at once.
+ *	dispatched on different CPUs at once.  A done() must not wait for a
+ *	completion of another flow: the CQ is not polled for it while its
+ *	own domain is busy, beyond %IB_OCQ_HOL_DONES done() calls.
  * @IB_OCQ_PARALLEL: &ib_ocq_attr.process runs for several completions at
  *	once on any CPU; done() (the commit step) then runs in CQ order, never
  *	concurrently.
@@ -66,6 +84,21 @@ enum ib_ocq_mode {
 /* Leave the CQ unarmed when drained, until ib_ocq_resume() (postponed arm) */
 #define IB_OCQ_POSTPONE_ARM BIT(0)
 
+/* &ib_ocq_attr.budget at most */
+#define IB_OCQ_MAX_BUDGET SZ_1M
+/*
+ * &ib_ocq_attr.pause_ms when 0, and at most: a pause lasts up to twice it,
+ * well below the hung task detector's default of 120 s
+ */
+#define IB_OCQ_DEFAULT_PAUSE_MS 1000
+#define IB_OCQ_MAX_PAUSE_MS 30000
+/*
+ * %IB_OCQ_FLOW, %IB_OCQ_PARALLEL: while an ordering domain holds a backlog,
+ * a completion of another domain waits in the CQ for at most this many
+ * done() calls of the busy domain (and the scheduling of one work item)
+ */
+#define IB_OCQ_HOL_DONES 4
+
 /**
  * struct ib_ocq_attr - how an ordered completion queue processes completions
  * @mode: ordering domains, see &enum ib_ocq_mode
@@ -77,8 +110,21 @@ enum ib_ocq_mode {
  *	number of process workers; 0 for the number of online CPUs
  * @watchdog_ms: poll after this long without an event (safety net for
  *	providers that lose events); 0 disables it
- * @flow_key: %IB_OCQ_FLOW: the flow of a completion; NULL for its QP
- * @process: %IB_OCQ_PARALLEL: the unordered step; runs before done()
+ * @pause_ms: the longest an ib_ocq_pause() or a postponed arm lasts: after
+ *	between @pause_ms and twice that without ib_ocq_resume(), the OCQ
+ *	resumes by itself, so that ib_drain_qp() always returns; 0 for
+ *	%IB_OCQ_DEFAULT_PAUSE_MS, at most %IB_OCQ_MAX_PAUSE_MS
+ * @flow_key: %IB_OCQ_FLOW: the flow of a completion; NULL for its QP.
+ *	Called only for successful completions that carry a &ib_cqe.
+ * @process: %IB_OCQ_PARALLEL: the unordered step; runs before done().
+ *	Called only for successful completions that carry a &ib_cqe.
+ *
+ * Completions that fail (a flush, ib_drain_qp()'s own) or carry no
+ * &ib_cqe are never passed to @flow_key or @process: without @flow_key they
+ * go to their QP's domain, with one they are dispatched once every
+ * completion taken from the CQ before them was dispatched; in
+ * %IB_OCQ_PARALLEL they skip @process and are committed in order.  Either way
+ * the drain completion of a QP comes after all of that QP's earlier ones.
  */
 struct ib_ocq_attr {
 	enum ib_ocq_mode mode;
@@ -87,6 +133,7 @@ struct ib_ocq_attr {
 	unsigned int budget;
 	unsigned int nr_domains;
 	unsigned int watchdog_ms;
+	unsigned int pause_ms;
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
 };
@@ -110,6 +157,8 @@ struct ib_ocq_attr {
  * @parks: %IB_OCQ_FLOW, %IB_OCQ_PARALLEL: runs that left the drained CQ
  *	unarmed because ordering domains still held work; the domain that
  *	next made progress started the next run
+ * @provider_errors: failed polls or arms; the run retried a moment later
+ * @lease_resumes: pauses and postponed arms that &ib_ocq_attr.pause_ms ended
  */
 struct ib_ocq_stats {
 	u64 events;
@@ -127,6 +176,8 @@ struct ib_ocq_stats {
 	u64 cq_errors;
 	u64 max_batch;
 	u64 parks;
+	u64 provider_errors;
+	u64 lease_resumes;
 };
 
 struct ib_ocq;

@@ -19,13 +19,17 @@
 #define CREATE_TRACE_POINTS
 #include <trace/events/ib_ocq.h>
 
-/* how long a CQ run backs off from a provider that won't arm, in jiffies */
+/*
+ * how long a CQ run backs off from a provider that fails or won't arm, in
+ * jiffies: doubled for every run in a row that backed off, up to 64
+ */
 #define IB_OCQ_BACKOFF 1
+#define IB_OCQ_BACKOFF_MAX_SHIFT 6
 
 /**
  * struct ocq_work - a work item running one unit of an engine
  * @dwork: queued on ib_ocq_wq (the CQ unit) or ib_ocq_unbound_wq (domains),
- *	at once or, to back off, IB_OCQ_BACKOFF later
+ *	at once or, to back off, IB_OCQ_BACKOFF or more later
  * @ocq: owner
  * @unit: the engine unit it runs
  */
@@ -50,6 +54,8 @@ struct ocq_work {
  * @works: one work item per engine unit (I)
  * @watchdog: safety net timer, if &ib_ocq_attr.watchdog_ms (I)
  * @watchdog_ms: its period (I)
+ * @lease: ends a pause the ULP does not end, see ocq_engine_lease() (I)
+ * @pause_ms: its period (I)
  * @id: name in debugfs (I)
  * @debugfs: its debugfs directory (I)
  * @live: set once the engine is ready for completion handler calls
@@ -62,6 +68,8 @@ struct ib_ocq {
 	struct ocq_work *works;
 	struct delayed_work watchdog;
 	unsigned int watchdog_ms;
+	struct delayed_work lease;
+	unsigned int pause_ms;
 	unsigned int id;
 	struct dentry *debugfs;
 	bool live;
@@ -142,14 +150,37 @@ static void ib_ocq_schedule(struct ocq_engine *e, unsigned int unit)
 	ib_ocq_queue(e, unit, 0);
 }
 
-static void ib_ocq_schedule_later(struct ocq_engine *e, unsigned int unit)
+static void ib_ocq_schedule_later(struct ocq_engine *e, unsigned int unit,
+				  unsigned int tries)
 {
-	ib_ocq_queue(e, unit, IB_OCQ_BACKOFF);
+	unsigned int shift =
+		min(tries ? tries - 1 : 0, IB_OCQ_BACKOFF_MAX_SHIFT);
+
+	ib_ocq_queue(e, unit, IB_OCQ_BACKOFF << shift);
+}
+
+/* queue_delayed_work() is a no-op while a tick is queued: it stays first */
+static void ib_ocq_lease_arm(struct ocq_engine *e)
+{
+	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
+
+	queue_delayed_work(ib_ocq_wq, &ocq->lease,
+			   msecs_to_jiffies(ocq->pause_ms));
+}
+
+static void ib_ocq_lease(struct work_struct *work)
+{
+	struct ib_ocq *ocq =
+		container_of(to_delayed_work(work), struct ib_ocq, lease);
+
+	if (ocq_engine_lease(&ocq->engine))
+		ib_ocq_lease_arm(&ocq->engine);
 }
 
 static const struct ocq_engine_ops ib_ocq_engine_ops = {
 	.schedule = ib_ocq_schedule,
 	.schedule_later = ib_ocq_schedule_later,
+	.lease = ib_ocq_lease_arm,
 	.alloc = ib_ocq_engine_alloc,
 	.free = ib_ocq_engine_free,
 };
@@ -211,7 +242,8 @@ static int ib_ocq_stats_show(struct seq_file *m, void *unused)
 		   s.rescues, s.stalls);
 	seq_printf(m, "domain_runs %llu\ncq_errors %llu\nmax_batch %llu\n",
 		   s.domain_runs, s.cq_errors, s.max_batch);
-	seq_printf(m, "parks %llu\n", s.parks);
+	seq_printf(m, "parks %llu\nprovider_errors %llu\nlease_resumes %llu\n",
+		   s.parks, s.provider_errors, s.lease_resumes);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);
@@ -267,7 +299,6 @@ static void ib_ocq_publish(struct ib_ocq *ocq)
 	debugfs_create_file("stats", 0400, ocq->debugfs, ocq,
 			    &ib_ocq_stats_fops);
 
-	INIT_DELAYED_WORK(&ocq->watchdog, ib_ocq_watchdog);
 	if (ocq->watchdog_ms)
 		queue_delayed_work(ib_ocq_wq, &ocq->watchdog,
 				   msecs_to_jiffies(ocq->watchdog_ms));
@@ -286,7 +317,8 @@ static void ib_ocq_publish(struct ib_ocq *ocq)
  *
  * Completions are dispatched through wc->wr_cqe->done() as with ib_alloc_cq().
  * The CQ's cq_context points at the ordered CQ: done() callbacks find the
- * ULP's context with ib_ocq_private().  The CQ is armed before this returns.
+ * ULP's context with ib_ocq_private().  The first run, queued before this
+ * returns, drains the CQ and arms it.
  *
  * Context: process context; may sleep.
  * Return: the ordered CQ, or ERR_PTR(-EINVAL) for bad arguments,
@@ -311,6 +343,9 @@ struct ib_ocq *__ib_ocq_alloc(struct ib_device *dev, void *private, int nr_cqe,
 		return ERR_PTR(-ENOMEM);
 	ocq->private = private;
 	ocq->watchdog_ms = attr->watchdog_ms;
+	ocq->pause_ms = attr->pause_ms ?: IB_OCQ_DEFAULT_PAUSE_MS;
+	INIT_DELAYED_WORK(&ocq->watchdog, ib_ocq_watchdog);
+	INIT_DELAYED_WORK(&ocq->lease, ib_ocq_lease);
 
 	/* the provider's allocation fails like ours under fault injection */
 	if (ib_ocq_should_fail())
@@ -386,10 +421,14 @@ static int ib_ocq_unpublish(struct ib_ocq *ocq)
 void ib_ocq_free(struct ib_ocq *ocq)
 {
 	unsigned int i;
+	int ret;
 
 	if (!ocq)
 		return;
-	if (WARN_ON_ONCE(IS_ERR(ocq) || ib_ocq_unpublish(ocq)))
+	if (WARN_ON_ONCE(IS_ERR(ocq)))
+		return;
+	ret = ib_ocq_unpublish(ocq);
+	if (WARN_ON_ONCE(ret))
 		return;
 	cancel_delayed_work_sync(&ocq->watchdog);
 	ocq_engine_disable(&ocq->engine);
@@ -403,8 +442,24 @@ void ib_ocq_free(struct ib_ocq *ocq)
 	for (i = 0; i < ocq->engine.nr_units; i++)
 		cancel_delayed_work_sync(&ocq->works[i].dwork);
 	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
+	/*
+	 * No run is left to pause, so nothing queues the lease again; a tick
+	 * that resumed before the disable scheduled its run inside an RCU
+	 * read-side section, so the cancels above saw it.
+	 */
+	cancel_delayed_work_sync(&ocq->lease);
 	debugfs_remove_recursive(ocq->debugfs);
-	ib_destroy_cq(ocq->cq);
+	ret = ib_destroy_cq_user(ocq->cq, NULL);
+	/*
+	 * The CQ lives on, and its handlers may still be called with this
+	 * OCQ: keep the disabled engine (it schedules nothing) and the
+	 * module text they point into.
+	 */
+	if (WARN_ONCE(ret, "ib_ocq: destroy of ocq%u's CQ failed: %d\n",
+		      ocq->id, ret)) {
+		__module_get(THIS_MODULE);
+		return;
+	}
 	ocq_engine_destroy(&ocq->engine);
 	ib_ocq_kvfree(ocq->works);
 	ib_ocq_kvfree(ocq);
@@ -450,7 +505,10 @@ EXPORT_SYMBOL(ib_ocq_private);
  * once the current run stops, at the next completion boundary (a done()
  * in progress finishes).  Completions already handed to a flow domain or
  * a process worker are still delivered.  Nothing is lost: ib_ocq_resume()
- * delivers, in order, everything that arrived meanwhile.
+ * delivers, in order, everything that arrived meanwhile.  A pause that
+ * nobody ends lasts between &ib_ocq_attr.pause_ms and twice that; then the
+ * OCQ resumes by itself (counted in &ib_ocq_stats.lease_resumes), so that
+ * ib_drain_qp() on a paused OCQ returns.
  *
  * Context: any context, including done().
  */

@@ -17,7 +17,14 @@
  * does not arm a drained CQ while the domains still hold work: the next
  * domain to make progress kicks it instead (ocq_park()), and the completions
  * that work brings about are polled in batches rather than raising an event
- * each.  The CQ is armed once it is drained with the domains idle.
+ * each.  The CQ is armed once it is drained with the domains idle.  A
+ * domain with a backlog wakes a parked run every IB_OCQ_HOL_DONES done()
+ * calls, so that another flow's completion never waits for the backlog.
+ *
+ * Who may clear what: OCQ_KICK and OCQ_RESUMED are cleared only by the
+ * pass that begins (ocq_pass_begin()), which then owns what they asked
+ * for; OCQ_RUN only by ocq_release(), while OCQ_KICK is clear; OCQ_PAUSED
+ * only by a resume.
  */
 #include <linux/atomic.h>
 #include <linux/bitops.h>
@@ -27,15 +34,13 @@
 #include <linux/kernel.h>
 #include <linux/log2.h>
 #include <linux/minmax.h>
+#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_ocq.h>
 
 #include "ocq_engine.h"
 #include <trace/events/ib_ocq.h>
-
-/* times ib_poll_cq_and_arm() re-polls an empty CQ the provider won't arm */
-#define IB_POLL_ARM_TRIES 8
 
 /*
  * The model checker (tools/testing/ocq) builds this file with known bugs of
@@ -46,18 +51,25 @@
 #define ocq_seeded_bug(name) false
 #endif
 
-/* what a pass of a run ended with */
+/*
+ * What a step of the CQ run came to.  ocq_poll() returns the first five,
+ * the deliver steps OCQ_MORE or OCQ_WAIT, a pass one of the last five.
+ */
 enum ocq_step {
-	OCQ_MORE, /* keep going */
-	OCQ_WAIT, /* waiting for a kick: armed, paused, dead or stalled */
-	OCQ_YIELD, /* budget spent: requeue */
-	OCQ_BACKOFF, /* the arm keeps failing on an empty CQ: requeue later */
+	OCQ_MORE, /* a full batch was taken: hand it on, poll again */
+	OCQ_ARMED, /* the CQ was drained and is armed: the run may end */
+	OCQ_POSTPONE, /* drained, the arm postponed: pause instead */
+	OCQ_PARK, /* drained while domains hold work: end unarmed */
+	OCQ_BACKOFF, /* the provider failed or won't arm: retry later */
+	OCQ_WAIT, /* waiting for a kick: paused, dead, stalled or parked */
+	OCQ_YIELD, /* budget spent: requeue at once */
 };
 
-/* Polls and arms made by one __ib_poll_and_notify() call. */
+/* Polls, arms and repolls made by one __ib_poll_and_notify() call. */
 struct ocq_pn_count {
 	unsigned int polls;
 	unsigned int arms;
+	unsigned int repolls;
 };
 
 static int ocq_arm(struct ib_cq *cq, enum ib_arm_policy policy,
@@ -79,74 +91,92 @@ static int ocq_arm(struct ib_cq *cq, enum ib_arm_policy policy,
 }
 
 /*
+ * One poll, and the arm once the CQ is drained: n completions or -errno;
+ * the arm's result in *@arm (0 armed, > 0 not known to be armed, -errno).
+ */
+static int ocq_poll_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
+			enum ib_arm_policy policy, int *arm,
+			struct ocq_pn_count *cnt)
+{
+	int n, m;
+
+	n = ib_poll_cq(cq, num_entries, wc);
+	cnt->polls++;
+	if (n < 0 || n == num_entries)
+		return n;
+	*arm = ocq_arm(cq, policy, cnt);
+	if (*arm < 0 || policy != IB_ARM_DOUBLE_POLL)
+		return n;
+	/* armed for what comes next: look once more for what came before */
+	m = ib_poll_cq(cq, num_entries - n, wc + n);
+	cnt->polls++;
+	if (m < 0)
+		*arm = m;
+	else if (m > 0)
+		*arm = 1;
+	return m > 0 ? n + m : n;
+}
+
+/*
  * The body of ib_poll_and_notify(), counting what it asks of the provider.
  * Completions already taken from the CQ are never dropped: when a later
- * step fails they are returned with IB_PN_POLL_NEEDED, and the error shows
- * up again on the next call.
+ * step fails they are returned with IB_PN_REPOLL, and the error shows up
+ * again on the next call.  An empty CQ the provider won't confirm armed is
+ * polled again, IB_POLL_ARM_TRIES times at most.
  */
 static int __ib_poll_and_notify(struct ib_cq *cq, int num_entries,
 				struct ib_wc *wc, enum ib_arm_policy policy,
 				enum ib_pn_status *status,
 				struct ocq_pn_count *cnt)
 {
-	int n, m, ret;
+	unsigned int tries;
+	int n, arm = 0;
 
-	n = ib_poll_cq(cq, num_entries, wc);
-	cnt->polls++;
-	if (n < 0)
-		return n;
-	if (n == num_entries) {
-		*status = IB_PN_SUCCESS;
-		return n;
+	for (tries = 0; tries < IB_POLL_ARM_TRIES; tries++) {
+		n = ocq_poll_arm(cq, num_entries, wc, policy, &arm, cnt);
+		if (n < 0)
+			return n;
+		if (n == num_entries) {
+			*status = IB_PN_MORE;
+			return n;
+		}
+		if (!arm) {
+			*status = n ? IB_PN_ARMED : IB_PN_EMPTY_ARMED;
+			return n;
+		}
+		if (arm > 0)
+			cnt->repolls++;
+		if (n) {
+			*status = IB_PN_REPOLL;
+			return n;
+		}
+		if (arm < 0)
+			return arm;
 	}
-	ret = ocq_arm(cq, policy, cnt);
-	if (ret >= 0 && policy == IB_ARM_DOUBLE_POLL) {
-		/* armed for what comes next: look once more for what came before */
-		m = ib_poll_cq(cq, num_entries - n, wc + n);
-		cnt->polls++;
-		if (m > 0)
-			n += m;
-		ret = m ? 1 : 0;
-	}
-	if (ret < 0 && !n)
-		return ret;
-	if (ret)
-		*status = IB_PN_POLL_NEEDED;
-	else
-		*status = n ? IB_PN_COMPLETED : IB_PN_NOT_DONE;
-	return n;
+	return -EAGAIN;
 }
 
 /**
  * ib_cq_arm_policy - the arm policy a provider's semantics allow
  * @dev: the device whose provider is looked up
  *
- * The table, from each provider's req_notify_cq:
- *
- * - mlx4, mlx5: the doorbell arms against the consumer index, so the HCA
- *   raises an event at once if unpolled entries are present (strong);
- *   mlx5 returns 1 for REPORT_MISSED only for software completions, which
- *   also raise the handler when armed.  %IB_ARM_STRONG.
- * - rxe: an event only for entries added after arming (IBA-weak); REPORT_MISSED
- *   returns 1 iff the CQ is not empty, and the CQ is armed even then.
- *   %IB_ARM_REPORT_MISSED.
- * - siw: IBA-weak; REPORT_MISSED returns the number of queued entries.
- *   %IB_ARM_REPORT_MISSED.
- * - anything else: %IB_ARM_REPORT_MISSED, correct for every provider that
- *   keeps the verbs contract.
+ * %IB_ARM_STRONG is correct only where the provider raises an event when it
+ * is armed with unpolled entries, for every entry it can hold.  No provider
+ * is proven to: mlx5 (mlx5_ib_generate_wc()) and mlx4 (its completions
+ * made up in software after an internal error) keep entries the doorbell
+ * does not see, which a plain %IB_CQ_NEXT_COMP arm after an empty poll
+ * strands.  Their %IB_CQ_REPORT_MISSED_EVENTS costs a list check, not a
+ * poll; rxe and siw report missed events by looking at the queue.  So
+ * every device gets %IB_ARM_REPORT_MISSED, correct on any provider that
+ * keeps the verbs contract; %IB_ARM_STRONG and %IB_ARM_DOUBLE_POLL stay
+ * for a caller that knows its device.
  *
  * Context: any context.
  * Return: the policy to use on @dev; never %IB_ARM_AUTO.
  */
 enum ib_arm_policy ib_cq_arm_policy(const struct ib_device *dev)
 {
-	switch (dev->ops.driver_id) {
-	case RDMA_DRIVER_MLX4:
-	case RDMA_DRIVER_MLX5:
-		return IB_ARM_STRONG;
-	default:
-		return IB_ARM_REPORT_MISSED;
-	}
+	return IB_ARM_REPORT_MISSED;
 }
 EXPORT_SYMBOL(ib_cq_arm_policy);
 
@@ -160,20 +190,35 @@ EXPORT_SYMBOL(ib_cq_arm_policy);
  *
  * One verb instead of a poll, an arm and a poll again: a provider with
  * strong arm semantics (%IB_ARM_STRONG) never pays for the extra poll, a
- * weak one stays correct.  Loop while @status is %IB_PN_SUCCESS or
- * %IB_PN_POLL_NEEDED; stop on %IB_PN_COMPLETED or %IB_PN_NOT_DONE, after
- * which the completion handler is guaranteed to run for the next completion.
+ * weak one stays correct.  Use it as::
+ *
+ *	do {
+ *		n = ib_poll_and_notify(cq, ARRAY_SIZE(wcs), wcs,
+ *				       IB_ARM_AUTO, &st);
+ *		if (n < 0)
+ *			goto requeue;	// not armed: try again later
+ *		process(wcs, n);
+ *	} while (st == IB_PN_MORE || st == IB_PN_REPOLL);
+ *
+ * Every call that does not end the loop returns completions, so the loop
+ * ends once the CQ is drained.
  *
  * Context: any context the provider's poll_cq and req_notify_cq allow.
- * Return: the number of completions in @wc (>= 0), or -errno from the
- * provider, in which case @status is not set.
+ * Return: the number of completions in @wc (>= 0), and @status set;
+ * %IB_PN_REPOLL only with at least one.  Or, with @status not set and the
+ * CQ NOT armed (nothing is lost, call again later, from a work item rather
+ * than in a tight loop): -EAGAIN when the provider reported missed events on
+ * an empty CQ %IB_POLL_ARM_TRIES times, -EINVAL for @num_entries < 1, a NULL
+ * @wc or @status, or an unknown @policy, or the provider's -errno (then the
+ * CQ is not known to be armed).
  */
 int ib_poll_and_notify(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
 		       enum ib_arm_policy policy, enum ib_pn_status *status)
 {
 	struct ocq_pn_count cnt = {};
 
-	if (WARN_ON_ONCE(num_entries < 1 || !wc || !status))
+	if (num_entries < 1 || !wc || !status ||
+	    (unsigned int)policy > IB_ARM_DOUBLE_POLL)
 		return -EINVAL;
 	if (policy == IB_ARM_AUTO)
 		policy = ib_cq_arm_policy(cq->device);
@@ -193,6 +238,8 @@ EXPORT_SYMBOL(ib_poll_and_notify);
  *
  *	while ((n = ib_poll_cq_and_arm(cq, ARRAY_SIZE(wcs), wcs)) > 0)
  *		process(wcs, n);
+ *	if (n < 0)
+ *		requeue();	// NOT armed: nothing else will look
  *
  * Context: any context the provider's poll_cq and req_notify_cq allow.
  * Return: > 0, the number of completions in @wc: process them and call
@@ -200,13 +247,14 @@ EXPORT_SYMBOL(ib_poll_and_notify);
  * guaranteed to run once the CQ is not empty.  -EAGAIN: the provider kept
  * reporting missed events with an empty CQ %IB_POLL_ARM_TRIES times; the
  * CQ is NOT armed, nothing was lost, call again later (from a work item,
- * not in a tight loop).  Other -errno: the provider failed.
+ * not in a tight loop).  -EINVAL: @num_entries < 1 or a NULL @wc.  Other
+ * -errno: the provider failed; the CQ is NOT armed.
  */
 int ib_poll_cq_and_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
 {
 	int i, n;
 
-	if (WARN_ON_ONCE(num_entries < 1 || !wc))
+	if (num_entries < 1 || !wc)
 		return -EINVAL;
 	for (i = 0; i < IB_POLL_ARM_TRIES; i++) {
 		n = ib_poll_cq(cq, num_entries, wc);
@@ -284,7 +332,7 @@ static void ocq_yield(struct ocq_engine *e, unsigned int unit, bool later)
 	WRITE_ONCE(e->units[unit].yields, e->units[unit].yields + 1);
 	trace_ocq_yield(e->cq, unit);
 	if (later && e->ops->schedule_later)
-		e->ops->schedule_later(e, unit);
+		e->ops->schedule_later(e, unit, e->backoffs);
 	else
 		e->ops->schedule(e, unit);
 }
@@ -292,6 +340,16 @@ static void ocq_yield(struct ocq_engine *e, unsigned int unit, bool later)
 static bool ocq_stopped(struct ocq_engine *e, unsigned int unit)
 {
 	return atomic_read(&e->units[unit].gate) & (OCQ_PAUSED | OCQ_DEAD);
+}
+
+/*
+ * A completion the ULP did not post as a successful request: a flush, the
+ * drain completion of ib_drain_qp(), or one without a &ib_cqe.  Neither
+ * flow_key() nor process() sees it.
+ */
+static bool ocq_wc_unposted(const struct ib_wc *wc)
+{
+	return !wc->wr_cqe || wc->status != IB_WC_SUCCESS;
 }
 
 static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
@@ -305,33 +363,34 @@ static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
 }
 
 /*
- * The CQ run waits for room in @unit.  Publish the wait, then look at the
- * room again: the full barrier pairs with the one in ocq_unstall(), so
- * either this sees the room the consumer made, or the consumer sees the
- * wait and kicks the CQ unit.  Return true if there is room after all.
+ * The CQ run waits, as @stall (a unit, or OCQ_STALL_ANY), until @ready.
+ * Publish the wait, then look again: the full barrier pairs with the one in
+ * ocq_unstall(), so either this sees the progress the consumer made, or the
+ * consumer sees the wait and kicks the CQ unit.  Return true if @ready
+ * holds after all (the wait is withdrawn).
  */
-static bool ocq_stall(struct ocq_engine *e, unsigned int unit,
-		      bool (*has_room)(struct ocq_engine *e, unsigned int unit))
+static bool ocq_stall(struct ocq_engine *e, int stall,
+		      bool (*ready)(struct ocq_engine *e, int stall))
 {
-	atomic_set(&e->stalled, unit);
+	atomic_set(&e->stalled, stall);
 	smp_mb(); /* pairs with smp_mb() in ocq_unstall() */
-	if (has_room(e, unit)) {
+	if (ready(e, stall)) {
 		atomic_set(&e->stalled, OCQ_NO_STALL);
 		return true;
 	}
-	WRITE_ONCE(e->stalls, e->stalls + 1);
 	return false;
 }
 
 /*
  * A consumer of @unit made progress: wake the CQ run if it waits for room
- * in @unit or is parked.
+ * in @unit, or for any domain (parked, or holding a completion back until
+ * the domains are idle).
  */
 static void ocq_unstall(struct ocq_engine *e, unsigned int unit)
 {
 	int s;
 
-	smp_mb(); /* pairs with smp_mb() in ocq_stall() and ocq_park() */
+	smp_mb(); /* pairs with smp_mb() in ocq_stall() */
 	s = atomic_read(&e->stalled);
 	if ((s == (int)unit || s == OCQ_STALL_ANY) &&
 	    atomic_cmpxchg(&e->stalled, s, OCQ_NO_STALL) == s)
@@ -359,29 +418,14 @@ static bool ocq_domains_busy(struct ocq_engine *e)
 	return false;
 }
 
-/*
- * The CQ is drained but domains still hold work: end the run unarmed and
- * let the next domain that makes progress kick it, so that what their
- * done() calls bring about is polled in batches instead of raising an event
- * each.  The same handshake as ocq_stall(): publish the park, then look at
- * the domains again.  Return true if parked; false if they went idle
- * meanwhile and the run must go on (and arm).
- */
-static bool ocq_park(struct ocq_engine *e)
+static bool ocq_domains_idle(struct ocq_engine *e, int unused)
 {
-	atomic_set(&e->stalled, OCQ_STALL_ANY);
-	smp_mb(); /* pairs with smp_mb() in ocq_unstall() */
-	if (!ocq_domains_busy(e)) {
-		atomic_set(&e->stalled, OCQ_NO_STALL);
-		return false;
-	}
-	WRITE_ONCE(e->parks, e->parks + 1);
-	return true;
+	return !ocq_domains_busy(e);
 }
 
 /* --- IB_OCQ_STRICT: the CQ run dispatches itself --- */
 
-static int ocq_strict_deliver(struct ocq_engine *e)
+static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 {
 	struct ocq_unit *u = &e->units[OCQ_UNIT_CQ];
 
@@ -399,6 +443,7 @@ static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
 {
 	u32 key;
 
+	/* an unposted completion reaches here only without a flow_key */
 	if (e->flow_key)
 		key = e->flow_key(e->cq, wc);
 	else
@@ -406,7 +451,7 @@ static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
 	return 1 + hash_32(key, 32) % e->nr_domains;
 }
 
-static bool ocq_flow_has_room(struct ocq_engine *e, unsigned int unit)
+static bool ocq_flow_has_room(struct ocq_engine *e, int unit)
 {
 	struct ocq_unit *u = &e->units[unit];
 
@@ -424,37 +469,76 @@ static void ocq_kick_mask(struct ocq_engine *e, u64 *mask)
 	}
 }
 
-static int ocq_flow_deliver(struct ocq_engine *e)
+/*
+ * With a flow_key, an unposted completion may belong to a flow other than
+ * its QP's earlier completions: it is dispatched here, by the CQ run, once
+ * every domain has dispatched all it was handed.  Rings are emptied only
+ * after done() returned, so no done() runs meanwhile.  Return false if the
+ * run must wait for the domains.
+ */
+static bool ocq_flow_barrier(struct ocq_engine *e, struct ib_wc *wc)
+{
+	if (ocq_domains_busy(e) &&
+	    !ocq_stall(e, OCQ_STALL_ANY, ocq_domains_idle))
+		return false;
+	ocq_dispatch(e, &e->units[OCQ_UNIT_CQ], wc);
+	return true;
+}
+
+/* Hand @wc to its flow's ring; false if the run must wait for room. */
+static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
+{
+	unsigned int unit = ocq_flow_of(e, wc);
+	struct ocq_unit *u = &e->units[unit];
+
+	if (!ocq_flow_has_room(e, unit)) {
+		ocq_kick_mask(e, touched);
+		if (!ocq_stall(e, unit, ocq_flow_has_room)) {
+			WRITE_ONCE(e->stalls, e->stalls + 1);
+			return false;
+		}
+	}
+	u->ring[u->head & e->ring_mask] = *wc;
+	/* pairs with smp_load_acquire() in ocq_flow_drain() */
+	smp_store_release(&u->head, u->head + 1);
+	*touched |= BIT_ULL(unit - 1);
+	return true;
+}
+
+static enum ocq_step ocq_flow_deliver(struct ocq_engine *e)
 {
 	u64 touched = 0;
-	int step = OCQ_MORE;
+	enum ocq_step step = OCQ_MORE;
 
 	while (e->wc_pos < e->wc_cnt) {
 		struct ib_wc *wc = &e->wcs[e->wc_pos];
-		unsigned int unit = ocq_flow_of(e, wc);
-		struct ocq_unit *u = &e->units[unit];
+		bool done;
 
 		if (ocq_stopped(e, OCQ_UNIT_CQ)) {
 			step = OCQ_WAIT;
 			break;
 		}
-		if (!ocq_flow_has_room(e, unit)) {
+		if (e->flow_key && ocq_wc_unposted(wc)) {
 			ocq_kick_mask(e, &touched);
-			if (ocq_stall(e, unit, ocq_flow_has_room))
-				continue;
+			done = ocq_flow_barrier(e, wc);
+		} else {
+			done = ocq_flow_route(e, wc, &touched);
+		}
+		if (!done) {
 			step = OCQ_WAIT;
 			break;
 		}
-		u->ring[u->head & e->ring_mask] = *wc;
-		/* pairs with smp_load_acquire() in ocq_flow_drain() */
-		smp_store_release(&u->head, u->head + 1);
-		touched |= BIT_ULL(unit - 1);
 		e->wc_pos++;
 	}
 	ocq_kick_mask(e, &touched);
 	return step;
 }
 
+/*
+ * Dispatch up to @left completions of a flow ring.  Every IB_OCQ_HOL_DONES
+ * of them, wake a CQ run that waits for this domain or for any: another
+ * flow's completion may be waiting in the unarmed CQ behind this backlog.
+ */
 static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 				   unsigned int left)
 {
@@ -462,7 +546,7 @@ static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 	unsigned int n = 0;
 	u32 head;
 
-	/* pairs with smp_store_release() in ocq_flow_deliver() */
+	/* pairs with smp_store_release() in ocq_flow_route() */
 	head = smp_load_acquire(&u->head);
 	while (u->tail != head && n < left) {
 		if (atomic_read(&u->gate) & OCQ_DEAD)
@@ -470,7 +554,8 @@ static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 		ocq_dispatch(e, u, &u->ring[u->tail & e->ring_mask]);
 		/* the slot is reused only after done() returned */
 		smp_store_release(&u->tail, u->tail + 1);
-		n++;
+		if (!(++n % IB_OCQ_HOL_DONES))
+			ocq_unstall(e, unit);
 	}
 	return n;
 }
@@ -482,24 +567,36 @@ static unsigned int ocq_commit_unit(struct ocq_engine *e)
 	return e->nr_domains + 1;
 }
 
-static bool ocq_reorder_has_room(struct ocq_engine *e, unsigned int unit)
+static bool ocq_reorder_has_room(struct ocq_engine *e, int unit)
 {
 	/* pairs with smp_store_release() in ocq_commit_drain() */
 	return e->produced - smp_load_acquire(&e->committed) <= e->ring_mask;
 }
 
+/*
+ * @n slots were published: kick up to @n idle workers, so that a slot
+ * published behind a slow process() is taken by another worker.  A busy
+ * worker claims slots until none is left before it ends its run; if every
+ * worker is busy, one is kicked so that it looks again before it ends.
+ */
 static void ocq_kick_workers(struct ocq_engine *e, unsigned int n)
 {
-	unsigned int i;
+	unsigned int i, kicked = 0;
 
-	for (i = 0; i < min(n, e->nr_domains); i++)
-		ocq_kick(e, 1 + i);
+	for (i = 1; i <= e->nr_domains && kicked < n; i++) {
+		if (atomic_read(&e->units[i].gate) & OCQ_RUN)
+			continue;
+		ocq_kick(e, i);
+		kicked++;
+	}
+	if (n && !kicked)
+		ocq_kick(e, 1);
 }
 
-static int ocq_parallel_deliver(struct ocq_engine *e)
+static enum ocq_step ocq_parallel_deliver(struct ocq_engine *e)
 {
 	unsigned int unit = ocq_commit_unit(e), n = 0;
-	int step = OCQ_MORE;
+	enum ocq_step step = OCQ_MORE;
 
 	while (e->wc_pos < e->wc_cnt) {
 		struct ocq_slot *slot;
@@ -513,6 +610,7 @@ static int ocq_parallel_deliver(struct ocq_engine *e)
 			n = 0;
 			if (ocq_stall(e, unit, ocq_reorder_has_room))
 				continue;
+			WRITE_ONCE(e->stalls, e->stalls + 1);
 			step = OCQ_WAIT;
 			break;
 		}
@@ -531,10 +629,20 @@ static int ocq_parallel_deliver(struct ocq_engine *e)
 static bool ocq_claim(struct ocq_engine *e, u32 *idx)
 {
 	int c = atomic_read(&e->claimed);
+	u32 produced;
 
 	do {
 		/* pairs with smp_store_release() in ocq_parallel_deliver() */
-		if ((u32)c == smp_load_acquire(&e->produced))
+		produced = smp_load_acquire(&e->produced);
+		/*
+		 * @claimed and @produced are loaded in no particular order, so
+		 * @produced may be older than @c.  Both only grow and @claimed
+		 * never passes @produced: only a slot strictly below @produced
+		 * was published, and a stale @produced reads as "none left".
+		 * The kick that follows every publication makes a worker
+		 * look again.
+		 */
+		if ((s32)(produced - (u32)c) <= 0)
 			return false;
 	} while (!atomic_try_cmpxchg(&e->claimed, &c, c + 1));
 	*idx = c;
@@ -551,7 +659,8 @@ static unsigned int ocq_worker_drain(struct ocq_engine *e, unsigned int unit,
 	       ocq_claim(e, &idx)) {
 		struct ocq_slot *slot = &e->slots[idx & e->ring_mask];
 
-		e->process(e->cq, &slot->wc);
+		if (!ocq_wc_unposted(&slot->wc))
+			e->process(e->cq, &slot->wc);
 		/* pairs with smp_load_acquire() in ocq_commit_drain() */
 		smp_store_release(&slot->processed, 1);
 		ocq_kick(e, ocq_commit_unit(e));
@@ -578,14 +687,15 @@ static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
 		ocq_dispatch(e, u, &slot->wc);
 		/* the slot is reused only after done() returned */
 		smp_store_release(&e->committed, e->committed + 1);
-		n++;
+		if (!(++n % IB_OCQ_HOL_DONES))
+			ocq_unstall(e, unit);
 	}
 	return n;
 }
 
 /* --- the CQ run --- */
 
-static int ocq_deliver(struct ocq_engine *e)
+static enum ocq_step ocq_deliver(struct ocq_engine *e)
 {
 	switch (e->mode) {
 	case IB_OCQ_FLOW:
@@ -598,109 +708,139 @@ static int ocq_deliver(struct ocq_engine *e)
 }
 
 /*
+ * A pause is about to be set: a lease tick that sees it must not take it
+ * for the pause it saw before.  The cmpxchg that sets OCQ_PAUSED orders
+ * this before it; pairs with atomic_read_acquire() in ocq_engine_lease().
+ */
+static void ocq_lease_renew(struct ocq_engine *e)
+{
+	atomic_inc(&e->lease_epoch);
+}
+
+/* Paused: record it, and let the host end the pause after its limit. */
+static void ocq_paused(struct ocq_engine *e, bool postponed)
+{
+	atomic_long_inc(&e->pauses);
+	trace_ocq_pause(e->cq, postponed);
+	if (e->ops->lease)
+		e->ops->lease(e);
+}
+
+/*
  * Postponed arm, drained without a resume pending: pause instead of arming,
  * unless a kick or a resume came in meanwhile (then the run looks again, in
  * a fresh pass).
  */
-static bool ocq_postpone(struct ocq_engine *e)
+static void ocq_postpone(struct ocq_engine *e)
 {
 	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
-	int old = atomic_read(gate);
+	int old;
 
+	ocq_lease_renew(e);
+	old = atomic_read(gate);
 	do {
-		if (old & (OCQ_KICK | OCQ_RESUMED))
-			return false;
+		if (old & (OCQ_KICK | OCQ_RESUMED | OCQ_DEAD))
+			return;
 	} while (!atomic_try_cmpxchg(gate, &old, old | OCQ_PAUSED));
-	atomic_long_inc(&e->pauses);
-	trace_ocq_pause(e->cq, true);
+	ocq_paused(e, true);
+}
+
+/*
+ * The CQ is drained but domains still hold work: end the run unarmed and
+ * let the next domain that makes progress kick it, so that what their
+ * done() calls bring about is polled in batches instead of raising an event
+ * each.  Return true if parked; false if they went idle meanwhile and the
+ * run must go on (and arm).
+ */
+static bool ocq_park(struct ocq_engine *e)
+{
+	if (ocq_stall(e, OCQ_STALL_ANY, ocq_domains_idle))
+		return false;
+	WRITE_ONCE(e->parks, e->parks + 1);
 	return true;
 }
 
-/* Take the next batch from the CQ into e->wcs; return the step to take. */
-static int ocq_poll(struct ocq_engine *e, int state, unsigned int *repolls)
+/*
+ * Take the next batch from the CQ into e->wcs, and arm the CQ once it is
+ * drained, unless the arm is postponed (no resume taken by this pass) or
+ * the domains hold work.  Return what the poll came to.
+ */
+static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
 {
-	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) &&
-			!(state & OCQ_RESUMED);
-	/* while domains are busy, one of them will kick: no need to arm */
-	bool unarmed = postpone || ocq_domains_busy(e);
+	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
+	bool busy = !postpone && ocq_domains_busy(e);
 	struct ocq_pn_count cnt = {};
-	enum ib_pn_status st = IB_PN_NOT_DONE;
+	enum ib_pn_status st;
 	int n;
 
-	e->park = false;
-	if (unarmed) {
+	if (postpone || busy) {
 		n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
 		cnt.polls++;
-		st = n == OCQ_BATCH ? IB_PN_SUCCESS : IB_PN_NOT_DONE;
+		st = n == OCQ_BATCH ? IB_PN_MORE : IB_PN_EMPTY_ARMED;
 	} else {
 		n = __ib_poll_and_notify(e->cq, OCQ_BATCH, e->wcs, e->policy,
 					 &st, &cnt);
 	}
 	WRITE_ONCE(e->polls, e->polls + cnt.polls);
 	WRITE_ONCE(e->arms, e->arms + cnt.arms);
-	trace_ocq_poll(e->cq, n, st);
-	if (n < 0) {
-		/* the provider failed: end the run unarmed, the watchdog or
-		 * the next event retries
-		 */
-		e->wc_cnt = 0;
-		return OCQ_WAIT;
-	}
+	WRITE_ONCE(e->repolls, e->repolls + cnt.repolls);
 	e->wc_pos = 0;
-	e->wc_cnt = n;
-	if (postpone) {
-		e->drained = st == IB_PN_NOT_DONE;
+	e->wc_cnt = max(n, 0);
+	trace_ocq_poll(e->cq, n,
+		       n >= 0 &&
+			       (st == IB_PN_ARMED || st == IB_PN_EMPTY_ARMED) &&
+			       !postpone && !busy);
+	if (n < 0) {
+		/* -EAGAIN: the provider won't arm an empty CQ; else it failed */
+		if (n != -EAGAIN)
+			WRITE_ONCE(e->provider_errors, e->provider_errors + 1);
+		e->backoffs++;
+		return OCQ_BACKOFF;
+	}
+	e->backoffs = 0;
+	if (st == IB_PN_MORE || st == IB_PN_REPOLL)
 		return OCQ_MORE;
-	}
-	if (unarmed) {
-		e->park = st == IB_PN_NOT_DONE;
-		return OCQ_MORE;
-	}
-	e->armed = st == IB_PN_COMPLETED || st == IB_PN_NOT_DONE;
-	if (st == IB_PN_POLL_NEEDED) {
-		WRITE_ONCE(e->repolls, e->repolls + 1);
-		if (!n && ++*repolls >= OCQ_MAX_REPOLLS)
-			return OCQ_BACKOFF;
-	}
-	if (e->armed && (state & OCQ_RESUMED))
-		atomic_andnot(OCQ_RESUMED, &e->units[OCQ_UNIT_CQ].gate);
-	return OCQ_MORE;
+	if (postpone)
+		return OCQ_POSTPONE;
+	return busy ? OCQ_PARK : OCQ_ARMED;
 }
 
-/* One pass of the CQ run: deliver, poll, until armed, stopped or spent. */
-static int ocq_cq_pass(struct ocq_engine *e, int state, unsigned int *taken)
+/*
+ * One pass of the CQ run: hand the batch on, then act on what the poll
+ * that took it came to, and poll again; until armed, stopped or spent.
+ */
+static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
+				 unsigned int *taken)
 {
-	unsigned int repolls = 0;
-	int step;
+	enum ocq_step polled = OCQ_MORE;
 
-	e->armed = false;
-	e->drained = false;
-	e->park = false;
 	for (;;) {
-		if (state & (OCQ_PAUSED | OCQ_DEAD))
+		if (ocq_stopped(e, OCQ_UNIT_CQ) || ocq_deliver(e) != OCQ_MORE)
 			return OCQ_WAIT;
-		step = ocq_deliver(e);
-		if (step != OCQ_MORE || e->armed)
-			return OCQ_WAIT;
-		/*
-		 * Postponed arm: pause only once the last batch is handed on.
-		 * If a kick or a resume refused the pause, ocq_release() sees
-		 * it and begins a fresh pass, which clears the kick; looking
-		 * again within this pass would never clear it.
-		 */
-		if (e->drained) {
+		switch (polled) {
+		default:
+			break;
+		case OCQ_ARMED:
+			return OCQ_ARMED;
+		case OCQ_POSTPONE:
+			/*
+			 * Pause only once the last batch is handed on.  If a
+			 * kick or a resume refused the pause, ocq_release()
+			 * sees the kick and begins a fresh pass.
+			 */
 			ocq_postpone(e);
 			return OCQ_WAIT;
+		case OCQ_PARK:
+			if (ocq_park(e))
+				return OCQ_WAIT;
+			break;
 		}
-		if (e->park && ocq_park(e))
-			return OCQ_WAIT;
 		if (*taken >= e->budget)
 			return OCQ_YIELD;
-		step = ocq_poll(e, state, &repolls);
-		if (step != OCQ_MORE)
-			return step;
+		polled = ocq_poll(e, resumed);
+		if (polled == OCQ_BACKOFF)
+			return OCQ_BACKOFF;
 		*taken += e->wc_cnt;
-		state = atomic_read(&e->units[OCQ_UNIT_CQ].gate);
 	}
 }
 
@@ -722,17 +862,25 @@ static void ocq_cq_account(struct ocq_engine *e, unsigned int taken,
 	}
 }
 
+/*
+ * A pass takes OCQ_RESUMED as it begins: the resume is then its own, and
+ * one that lands later sets OCQ_KICK and OCQ_RESUMED again for the next
+ * pass.  Only this clears OCQ_RESUMED; a pass that ends without arming
+ * gives its resume back, so that the run that goes on arms.
+ */
 static void ocq_cq_run(struct ocq_engine *e)
 {
 	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
 	unsigned int taken = 0, before;
-	bool watchdog = false, counted = false;
-	int state, step;
+	bool watchdog = false, counted = false, resumed;
+	enum ocq_step step;
+	int state;
 
 	WRITE_ONCE(e->runs, e->runs + 1);
 	trace_ocq_run(e->cq, OCQ_UNIT_CQ);
 	do {
-		state = ocq_pass_begin(gate, OCQ_WATCHDOG);
+		state = ocq_pass_begin(gate, OCQ_WATCHDOG | OCQ_RESUMED);
+		resumed = state & OCQ_RESUMED;
 		/*
 		 * A run that a kick other than the domain's started finds a
 		 * stall or park of an earlier run still set: this pass looks
@@ -741,7 +889,9 @@ static void ocq_cq_run(struct ocq_engine *e)
 		atomic_set(&e->stalled, OCQ_NO_STALL);
 		watchdog |= state & OCQ_WATCHDOG;
 		before = taken;
-		step = ocq_cq_pass(e, state, &taken);
+		step = ocq_cq_pass(e, resumed, &taken);
+		if (resumed && step != OCQ_ARMED)
+			atomic_or(OCQ_RESUMED, gate);
 		ocq_cq_account(e, taken, taken - before, watchdog, &counted);
 		if (step == OCQ_YIELD || step == OCQ_BACKOFF) {
 			ocq_yield(e, OCQ_UNIT_CQ, step == OCQ_BACKOFF);
@@ -804,12 +954,12 @@ void ocq_engine_run(struct ocq_engine *e, unsigned int unit)
  */
 void ocq_engine_event(struct ocq_engine *e)
 {
-	atomic_inc(&e->handlers);
 	/*
-	 * Pairs with smp_mb__after_atomic() in ocq_engine_disable(): either
-	 * the gate read below sees OCQ_DEAD, or disable waits for this call.
+	 * A read-side critical section: either the kick sees the OCQ_DEAD
+	 * that ocq_engine_disable() set before synchronize_rcu(), or disable
+	 * waits until this call returned.
 	 */
-	smp_mb__after_atomic();
+	rcu_read_lock();
 	atomic_long_inc(&e->events);
 	trace_ocq_event(e->cq);
 	/* unserialized: seed 004's loop, straight from the handler */
@@ -817,9 +967,7 @@ void ocq_engine_event(struct ocq_engine *e)
 		ocq_cq_run(e);
 	else
 		ocq_kick(e, OCQ_UNIT_CQ);
-	/* pairs with atomic_read_acquire() in ocq_engine_disable() */
-	smp_mb__before_atomic();
-	atomic_dec(&e->handlers);
+	rcu_read_unlock();
 }
 
 /**
@@ -845,9 +993,16 @@ void ocq_engine_cq_error(struct ocq_engine *e)
  */
 void ocq_engine_pause(struct ocq_engine *e)
 {
-	atomic_or(OCQ_PAUSED, &e->units[OCQ_UNIT_CQ].gate);
-	atomic_long_inc(&e->pauses);
-	trace_ocq_pause(e->cq, false);
+	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
+	int old;
+
+	ocq_lease_renew(e);
+	old = atomic_read(gate);
+	do {
+		if (old & OCQ_DEAD)
+			return;
+	} while (!atomic_try_cmpxchg(gate, &old, old | OCQ_PAUSED));
+	ocq_paused(e, false);
 }
 
 /**
@@ -874,6 +1029,47 @@ void ocq_engine_resume(struct ocq_engine *e)
 }
 
 /**
+ * ocq_engine_lease - the pause limit's tick
+ * @e: the engine
+ *
+ * A pause (ib_ocq_pause() or a postponed arm) that lasted a whole tick,
+ * with no pause since the previous tick, ends: the engine resumes as if
+ * ocq_engine_resume() had been called.  So a pause the ULP never ends, or
+ * one that ib_drain_qp() waits behind, lasts two ticks at most.
+ *
+ * Context: process context; never concurrently with itself.
+ * Return: true while the engine is still paused: tick again later.
+ */
+bool ocq_engine_lease(struct ocq_engine *e)
+{
+	bool paused = true;
+	int gate, epoch;
+
+	/*
+	 * A read-side section like ocq_engine_event()'s: a resume that got
+	 * past the OCQ_DEAD check has scheduled its run before
+	 * ocq_engine_disable() returns, so the host's cancel sees it.
+	 */
+	rcu_read_lock();
+	/* pairs with the cmpxchg that set OCQ_PAUSED after ocq_lease_renew() */
+	gate = atomic_read_acquire(&e->units[OCQ_UNIT_CQ].gate);
+	epoch = atomic_read(&e->lease_epoch);
+	if ((gate & (OCQ_PAUSED | OCQ_DEAD)) != OCQ_PAUSED) {
+		e->lease_mark = -1;
+		paused = false;
+	} else if (epoch != e->lease_mark) {
+		e->lease_mark = epoch;
+	} else {
+		e->lease_mark = -1;
+		WRITE_ONCE(e->lease_resumes, e->lease_resumes + 1);
+		ocq_engine_resume(e);
+		paused = false;
+	}
+	rcu_read_unlock();
+	return paused;
+}
+
+/**
  * ocq_engine_disable - schedule nothing more, and wait for the handlers
  * @e: the engine
  *
@@ -882,7 +1078,7 @@ void ocq_engine_resume(struct ocq_engine *e)
  * without a done() call.  The host then cancels its queued runs, from the
  * CQ unit on, before it frees anything.
  *
- * Context: process context.
+ * Context: process context; sleeps for an RCU grace period.
  */
 void ocq_engine_disable(struct ocq_engine *e)
 {
@@ -893,11 +1089,8 @@ void ocq_engine_disable(struct ocq_engine *e)
 		return;
 	for (i = 0; i < e->nr_units; i++)
 		atomic_or(OCQ_DEAD, &e->units[i].gate);
-	/* pairs with smp_mb__after_atomic() in ocq_engine_event() */
-	smp_mb__after_atomic();
-	/* a handler holds the count for a few instructions only */
-	while (atomic_read_acquire(&e->handlers))
-		cpu_relax();
+	/* waits for the read-side sections of ocq_engine_event() */
+	synchronize_rcu();
 }
 
 /**
@@ -954,6 +1147,8 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 	s->rescues = READ_ONCE(e->rescues);
 	s->stalls = READ_ONCE(e->stalls);
 	s->parks = READ_ONCE(e->parks);
+	s->provider_errors = READ_ONCE(e->provider_errors);
+	s->lease_resumes = READ_ONCE(e->lease_resumes);
 	s->max_batch = READ_ONCE(e->max_batch);
 	for (i = 0; i < e->nr_units; i++) {
 		struct ocq_unit *u = &e->units[i];
@@ -967,7 +1162,8 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 
 static int ocq_check_attr(const struct ib_ocq_attr *attr)
 {
-	if (attr->mode > IB_OCQ_PARALLEL || attr->policy > IB_ARM_DOUBLE_POLL)
+	if ((unsigned int)attr->mode > IB_OCQ_PARALLEL ||
+	    (unsigned int)attr->policy > IB_ARM_DOUBLE_POLL)
 		return -EINVAL;
 	if (attr->flags & ~IB_OCQ_POSTPONE_ARM)
 		return -EINVAL;
@@ -978,6 +1174,9 @@ static int ocq_check_attr(const struct ib_ocq_attr *attr)
 	if (attr->mode != IB_OCQ_FLOW && attr->flow_key)
 		return -EINVAL;
 	if (attr->nr_domains > OCQ_MAX_DOMAINS)
+		return -EINVAL;
+	if (attr->budget > IB_OCQ_MAX_BUDGET ||
+	    attr->pause_ms > IB_OCQ_MAX_PAUSE_MS)
 		return -EINVAL;
 	return 0;
 }
@@ -1068,12 +1267,13 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 	ring = clamp_t(u32, cq->cqe, OCQ_RING_MIN, OCQ_RING_MAX);
 	ring = roundup_pow_of_two(ring);
 	e->ring_mask = ring - 1;
-	atomic_set(&e->handlers, 0);
 	atomic_long_set(&e->events, 0);
 	atomic_long_set(&e->pauses, 0);
 	atomic_long_set(&e->cq_errors, 0);
 	atomic_set(&e->stalled, OCQ_NO_STALL);
 	atomic_set(&e->claimed, 0);
+	atomic_set(&e->lease_epoch, 0);
+	e->lease_mark = -1;
 
 	e->wcs = ocq_alloc(e, OCQ_BATCH, sizeof(*e->wcs));
 	if (!e->wcs)

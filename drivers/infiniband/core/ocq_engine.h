@@ -41,8 +41,6 @@
  * costs a work item round trip and runs always execute in one
  */
 #define OCQ_DEFAULT_BUDGET 65536
-/* empty re-polls after a positive notify before the run yields */
-#define OCQ_MAX_REPOLLS 8
 /* bounds of a flow ring or the reorder ring, in completions */
 #define OCQ_RING_MIN 64
 #define OCQ_RING_MAX 4096
@@ -53,18 +51,26 @@ struct ocq_engine;
  * struct ocq_engine_ops - what the engine asks of its host
  * @schedule: queue a run of @unit that calls ocq_engine_run().  Called only
  *	by the context that set the unit's OCQ_RUN, so at most once per run.
- * @schedule_later: optional; like @schedule, but the run may wait a moment.
- *	Used when the provider keeps reporting missed events with an empty CQ,
- *	so that polling it again does not starve the CPU.
+ * @schedule_later: optional; like @schedule, but the run waits a moment,
+ *	longer the larger @tries (the runs in a row that backed off).  Used
+ *	when the provider fails, or keeps reporting missed events with an
+ *	empty CQ, so that polling it again does not starve the CPU.
  * @alloc: optional; zeroed memory for @n objects of @size, or NULL.  Lets
  *	the host count the engine's memory and fail allocations on purpose.
  *	Without it the engine uses kvcalloc().
  * @free: frees what @alloc returned (never called with NULL); kvfree()
  *	without @alloc.
+ * @lease: optional; the CQ unit was paused (ib_ocq_pause() or a postponed
+ *	arm): call ocq_engine_lease() after the pause limit, unless a call is
+ *	queued already.  Without it a pause lasts until ocq_engine_resume().
+ *	Called from any context, never after ocq_engine_disable() returned
+ *	and the runs were cancelled.
  */
 struct ocq_engine_ops {
 	void (*schedule)(struct ocq_engine *e, unsigned int unit);
-	void (*schedule_later)(struct ocq_engine *e, unsigned int unit);
+	void (*schedule_later)(struct ocq_engine *e, unsigned int unit,
+			       unsigned int tries);
+	void (*lease)(struct ocq_engine *e);
 	void *(*alloc)(struct ocq_engine *e, size_t n, size_t size);
 	void (*free)(struct ocq_engine *e, void *p);
 };
@@ -79,6 +85,8 @@ struct ocq_engine_ops {
  * M: owned by the commit unit's run.
  * W: written by ocq_engine_watchdog() only; its host never runs it twice
  *    at once.
+ * L: written by ocq_engine_lease() only; its host never runs it twice at
+ *    once.
  * P: producer/consumer index, written by one owner with smp_store_release()
  *    and read by the other with smp_load_acquire(); the comment says who.
  */
@@ -130,21 +138,16 @@ struct ocq_slot {
  * @units: the CQ unit, then the flow domains, or the workers and the commit
  *	unit (I)
  * @slots: %IB_OCQ_PARALLEL reorder ring (I)
- * @handlers: completion handlers inside ocq_engine_event() (A)
  * @events: completion handler calls (A)
  * @pauses: pauses, requested and postponed arms (A)
  * @cq_errors: asynchronous CQ errors (A)
  * @stalled: unit the CQ run waits on for room, OCQ_STALL_ANY while it is
  *	parked, or OCQ_NO_STALL (A)
  * @claimed: %IB_OCQ_PARALLEL: next slot a worker processes (A)
+ * @lease_epoch: bumped before every pause is set, see ocq_engine_lease() (A)
  * @wcs: completions of the last poll (C)
  * @wc_pos: first completion of @wcs not yet handed on (C)
  * @wc_cnt: completions in @wcs (C)
- * @armed: the poll that filled @wcs left the CQ armed (C)
- * @drained: postponed arm: the poll that filled @wcs found the CQ drained
- *	and did not arm it (C)
- * @park: the poll that filled @wcs found the CQ drained and did not arm it,
- *	because ordering domains still held work (C)
  * @produced: %IB_OCQ_PARALLEL: next slot to fill (P: C writes, workers and
  *	M read)
  * @committed: %IB_OCQ_PARALLEL: next slot to commit (P: M writes, C reads)
@@ -156,8 +159,12 @@ struct ocq_slot {
  * @rescues: completions found by runs the watchdog started (C)
  * @stalls: waits for room in a domain (C)
  * @parks: runs that ended unarmed while domains held work (C)
+ * @provider_errors: failed polls and arms the run backed off from (C)
+ * @backoffs: runs in a row that backed off (C)
  * @max_batch: most completions one run took (C)
  * @wd_events: @events at the watchdog's last tick (W)
+ * @lease_mark: @lease_epoch at the lease's last tick while paused, or -1 (L)
+ * @lease_resumes: pauses the lease ended (L)
  */
 struct ocq_engine {
 	struct ib_cq *cq;
@@ -174,19 +181,16 @@ struct ocq_engine {
 	struct ocq_unit *units;
 	struct ocq_slot *slots;
 
-	atomic_t handlers;
 	atomic_long_t events;
 	atomic_long_t pauses;
 	atomic_long_t cq_errors;
 	atomic_t stalled;
 	atomic_t claimed;
+	atomic_t lease_epoch;
 
 	struct ib_wc *wcs;
 	unsigned int wc_pos;
 	unsigned int wc_cnt;
-	bool armed;
-	bool drained;
-	bool park;
 	u32 produced;
 	u32 committed;
 	u64 runs;
@@ -197,8 +201,12 @@ struct ocq_engine {
 	u64 rescues;
 	u64 stalls;
 	u64 parks;
+	u64 provider_errors;
+	unsigned int backoffs;
 	u64 max_batch;
 	long wd_events;
+	int lease_mark;
+	u64 lease_resumes;
 };
 
 int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
@@ -212,6 +220,7 @@ void ocq_engine_pause(struct ocq_engine *e);
 void ocq_engine_resume(struct ocq_engine *e);
 void ocq_engine_disable(struct ocq_engine *e);
 void ocq_engine_watchdog(struct ocq_engine *e);
+bool ocq_engine_lease(struct ocq_engine *e);
 void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *stats);
 
 #endif /* _OCQ_ENGINE_H */

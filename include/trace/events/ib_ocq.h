@@ -12,22 +12,11 @@
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_ocq.h>
 
-TRACE_DEFINE_ENUM(IB_PN_SUCCESS);
-TRACE_DEFINE_ENUM(IB_PN_COMPLETED);
-TRACE_DEFINE_ENUM(IB_PN_POLL_NEEDED);
-TRACE_DEFINE_ENUM(IB_PN_NOT_DONE);
-
 /*
  * The event definitions keep the layout of the kernel's other trace headers,
  * which clang-format would fold into unreadable lines.
  */
 /* clang-format off */
-#define show_ib_pn_status(x)						\
-	__print_symbolic(x, { IB_PN_SUCCESS, "SUCCESS" },		\
-			 { IB_PN_COMPLETED, "COMPLETED" },		\
-			 { IB_PN_POLL_NEEDED, "POLL_NEEDED" },		\
-			 { IB_PN_NOT_DONE, "NOT_DONE" })
-
 DECLARE_EVENT_CLASS(ocq_cq_class,
 		    TP_PROTO(const struct ib_cq *cq),
 		    TP_ARGS(cq),
@@ -65,18 +54,18 @@ DEFINE_EVENT(ocq_unit_class, ocq_yield,
 	     TP_PROTO(const struct ib_cq *cq, unsigned int unit),
 	     TP_ARGS(cq, unit));
 
-/* one poll_and_notify of the CQ run: completions taken, what comes next */
+/* one poll of the CQ run: completions taken (or -errno), and whether it armed */
 TRACE_EVENT(ocq_poll,
-	    TP_PROTO(const struct ib_cq *cq, int n, enum ib_pn_status status),
-	    TP_ARGS(cq, n, status),
+	    TP_PROTO(const struct ib_cq *cq, int n, bool armed),
+	    TP_ARGS(cq, n, armed),
 	    TP_STRUCT__entry(__field(u32, cq_id)
 			     __field(int, n)
-			     __field(unsigned long, status)),
+			     __field(bool, armed)),
 	    TP_fast_assign(__entry->cq_id = cq->res.id;
 			   __entry->n = n;
-			   __entry->status = status;),
-	    TP_printk("cq.id=%u n=%d status=%s", __entry->cq_id, __entry->n,
-		      show_ib_pn_status(__entry->status)));
+			   __entry->armed = armed;),
+	    TP_printk("cq.id=%u n=%d armed=%d", __entry->cq_id, __entry->n,
+		      __entry->armed));
 
 /* paused by ib_ocq_pause(), or by a postponed arm */
 TRACE_EVENT(ocq_pause,

@@ -7,7 +7,9 @@ Usage: aggregate.py --kernel KVER --smp N --repeats N --paths "p ..." --out DIR
 
 Each input line is one record of tools/testing/bench/guest-bench.sh. Per scenario and
 path, every metric is computed per run, then reduced to the median (the figure shown)
-with min and max over the repeats. Ratios are medians over the median of upstream-wq
+with min and max over the repeats.  A run that failed (ocq-demo's exit status was not
+0) never enters a median, a minimum or a maximum: it is counted in failed_runs, and its
+reorders, lost and duplicated completions still add to the sums. Ratios are medians over the median of upstream-wq
 in the same boot (fake_floor: over the floor); paired_ratio is the median of the
 per-repeat ratios to the base path's run of that repeat. Writes DIR/results.json,
 DIR/table.txt (also printed), DIR/table.rst (the same for Documentation/performance.rst)
@@ -95,11 +97,12 @@ def fake_metrics(rec):
 
 
 def reduce_runs(runs, counted):
-    """Median/min/max of the metrics over the repeats of one path."""
-    out = {"samples": len(runs)}
+    """Median/min/max of the metrics over the repeats of one path that succeeded."""
+    good = [r for r in runs if not r["failed"]]
+    out = {"samples": len(good), "failed_runs": len(runs) - len(good)}
     lo, hi = {}, {}
     for k in METRICS:
-        vals = [r[k] for r in runs if r.get(k) is not None]
+        vals = [r[k] for r in good if r.get(k) is not None]
         if vals:
             out[k] = statistics.median(vals)
             lo[k], hi[k] = min(vals), max(vals)
@@ -128,11 +131,11 @@ def paired(runs, base_runs):
     Adjacent runs share the host's phase, so this is steadier than a ratio of medians
     when the host is loaded.
     """
-    by_rep = {b["repeat"]: b for b in base_runs}
+    by_rep = {b["repeat"]: b for b in base_runs if not b["failed"]}
     out = {}
     for k in RATIOS:
         vals = [ratio(r.get(k), by_rep[r["repeat"]].get(k)) for r in runs
-                if r["repeat"] in by_rep]
+                if r["repeat"] in by_rep and not r["failed"]]
         vals = [v for v in vals if v is not None]
         out[k] = statistics.median(vals) if vals else None
     return out
@@ -148,6 +151,7 @@ def aggregate(records, paths):
         else:
             m = fake_metrics(rec) if s == "fake_floor" else demo_metrics(rec)
             m["repeat"] = rec["repeat"]
+            m["failed"] = rec.get("rc", 0) != 0
             runs.setdefault(s, {}).setdefault(p, []).append(m)
     res = {}
     for s, by_path in runs.items():
@@ -183,12 +187,13 @@ def table(title, scen):
     cols = [("path", 16), ("compl/s", 8), ("[min-max]", 16), ("x base", 6), ("paired", 6),
             ("ns/compl", 8), ("ev/1k", 6), ("x base", 6), ("runs/1k", 7),
             ("empty%", 6), ("arms/1k", 7), ("repoll/1k", 9), ("p50 us", 7),
-            ("p99 us", 7), ("reord", 5), ("lost", 4)]
+            ("p99 us", 7), ("reord", 5), ("lost", 4), ("fail", 4)]
     lines = ["x base: ratio of the medians to upstream-wq of the same boot (fake_floor:"
              " to the floor); paired:",
              "median of the ratios to the base's run of the same repeat; ns/compl: CPU"
              " time of all CPUs per",
-             "completion (fake_floor: elapsed time); [min-max] of compl/s over the repeats",
+             "completion (fake_floor: elapsed time); [min-max] of compl/s over the repeats;",
+             "fail: runs that failed, left out of every median",
              ""]
     for s, by_path in scen.items():
         lines.append("%s %s" % (title, s))
@@ -207,7 +212,7 @@ def table(title, scen):
                    fmt(e.get("runs_per_1k")), fmt(e.get("empty_runs_pct"), 2),
                    fmt(e.get("arms_per_1k")), fmt(e.get("repolls_per_1k")),
                    fmt(e.get("p50_us"), 0), fmt(e.get("p99_us"), 0),
-                   fmt(e.get("reorders")), fmt(e.get("lost"))]
+                   fmt(e.get("reorders")), fmt(e.get("lost")), fmt(e.get("failed_runs"))]
             lines.append(" ".join(str(v).rjust(w) if i else str(v).ljust(w)
                                   for i, (v, (_, w)) in enumerate(zip(row, cols))))
         lines.append("")

@@ -48,19 +48,14 @@ struct KnownBug {
 // Engine bugs found by the checker and not fixed yet: a case that meets one
 // reports it with its schedule and goes on.  Empty while the engine is clean.
 const std::vector<KnownBug> known_bugs = {
-	{"claim-stale-produced", "stall-parallel", "", "claimed unproduced slot",
-	 "ocq_claim() reads claimed relaxed, then produced, and claims while "
-	 "they differ: a stale produced lets a worker claim a slot never produced"},
-	{"postpone-resume-swallowed", "postpone", "", "lost wakeup: ended paused",
-	 "ocq_poll() clears OCQ_RESUMED from the pass's old state: a resume "
-	 "between the arm and the clear is lost, the next pass postpones for good"},
-	{"provider-error-unarmed", "", "eio", "lost wakeup",
-	 "a failing ib_poll_cq() or arm ends the run unarmed with nothing queued"},
-	{"head-of-line-park", "flow-wait", "", "deadlock",
-	 "a parked CQ run is kicked only when a domain ends a whole drain pass"},
-	{"workers-kicked-from-1", "parallel-wait", "", "deadlock",
-	 "ocq_kick_workers() kicks workers 1..n: one completion behind a slow "
-	 "process() on worker 1 runs on no other worker"},
+	{"postpone-late-callback-repauses", "postpone", "",
+	 "lost wakeup: ended paused by a callback after",
+	 "IB_OCQ_POSTPONE_ARM: a completion handler call after the ULP's "
+	 "\"arm now\" (here the event the strong provider raises when the run "
+	 "arms a CQ that still held entries) starts a pass that finds the CQ "
+	 "empty, takes no resume and postpones: the engine pauses with the CQ "
+	 "armed, and the next completion's event only sets OCQ_KICK; nothing "
+	 "polls it until the ULP resumes again or the pause lease ends"},
 };
 
 const KnownBug *known_bug(const CaseSpec &spec, const std::string &failure)
@@ -192,8 +187,8 @@ std::vector<CaseSpec> all_cases()
 		v.push_back(make_case(m, "eio"));
 	// a process() that waits for a later completion's
 	v.push_back(make_case("parallel-wait", "iba-weak"));
-	// a done() that waits for another flow's
-	v.push_back(make_case("flow-wait", "iba-weak"));
+	// a backlog on one flow, then a completion of another
+	v.push_back(make_case("flow-hol", "iba-weak"));
 	// the seeded bugs: each must be caught
 	v.push_back(bug_case("poll_then_arm", OCQ_SIM_BUG_poll_then_arm, "strict", "iba-weak",
 			     SIM_ARM_REPORT_MISSED, "lost wakeup"));

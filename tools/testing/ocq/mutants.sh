@@ -9,7 +9,8 @@
 # that property.  A mutant whose pattern is not in the engine is "stale":
 # an error, never skipped.
 #
-#   mutants.sh [-q] [-j N] [-k NAME] [SPEC]
+#   mutants.sh [-n] [-q] [-j N] [-k NAME] [SPEC]
+#	-n	only check that every spec applies (no build, no run)
 #	-q	the quick subset (the mutants marked "quick")
 #	-j N	mutants built and run at once (default 2)
 #	-k NAME	only the mutants whose name contains NAME
@@ -21,14 +22,15 @@ here=$(cd "$(dirname "$0")" && pwd)
 top=$(cd "$here/../../.." && pwd)
 engine=${ENGINE:-$top/drivers/infiniband/core}
 spec=$here/mutants.txt
-quick=0 jobs=2 only=
+quick=0 jobs=2 only= dry=0
 budget=${BUDGET:-3000}
-while getopts "qj:k:" o; do
+while getopts "nqj:k:" o; do
 	case $o in
+	n) dry=1 ;;
 	q) quick=1 ;;
 	j) jobs=$OPTARG ;;
 	k) only=$OPTARG ;;
-	*) echo "usage: mutants.sh [-q] [-j N] [-k NAME] [SPEC]" >&2; exit 2 ;;
+	*) echo "usage: mutants.sh [-n] [-q] [-j N] [-k NAME] [SPEC]" >&2; exit 2 ;;
 	esac
 done
 shift $((OPTIND - 1))
@@ -106,7 +108,7 @@ apply_edit() {
 # --- the checker's objects, once, for the unmutated engine ---
 base=$work/base
 mkdir -p "$base"
-if ! make -s -C "$here" O="$base" ENGINE="$engine" "$base/ocq_sim" >"$work/base.log" 2>&1; then
+if [ "$dry" = 0 ] && ! make -s -C "$here" O="$base" ENGINE="$engine" "$base/ocq_sim" >"$work/base.log" 2>&1; then
 	cat "$work/base.log"
 	echo "mutants.sh: the checker does not build" >&2
 	exit 2
@@ -128,6 +130,10 @@ run_mutant() {
 	done
 	if cmp -s "$engine/ocq_engine.c" "$src/ocq_engine.c"; then
 		echo "$m: STALE: the edits change nothing" >"$d/result"
+		return
+	fi
+	if [ "$dry" = 1 ]; then
+		echo "$m: applies" >"$d/result"
 		return
 	fi
 	cp "$base"/*.o "$d/obj/"
@@ -178,6 +184,8 @@ for m in "${sel[@]}"; do
 	*": killed by "*)
 		killed=$((killed + 1))
 		printf '%-28s killed   %s\n' "$m" "$(echo "${r#*: killed by }" | sed 's/^ *//')" ;;
+	*": applies")
+		printf '%-28s applies\n' "$m" ;;
 	*": SURVIVED")
 		survived=$((survived + 1))
 		printf '%-28s SURVIVED\n' "$m" ;;

@@ -20,6 +20,7 @@ namespace {
 World *g_world;
 long g_allocs;
 std::unordered_map<const void *, unsigned long> g_sizes;
+int g_rcu_readers;
 
 std::string fmt(const char *f, long a = 0, long b = 0, long c = 0)
 {
@@ -85,7 +86,7 @@ const ModeInfo modes[] = {
 	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0},
 	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0},
 	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1},
-	{"flow-wait", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 2},
+	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2},
 };
 
 } // namespace
@@ -134,7 +135,7 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 		comps_[i].cqe.done = sim_done;
 		comps_[i].seq = i;
 		comps_[i].flow = mi_.two_flows ? i % 2 : 0;
-		if (mi_.wait_next == 2)
+		if (mi_.wait_next == 2) /* a backlog on QP 1, then one on QP 2 */
 			comps_[i].flow = i == pushes_ - 1;
 	}
 	perpetual_ = spec_.provider == "perpetual-positive";
@@ -143,6 +144,7 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 	watchdog_ctx_ = spec_.provider == "lossy" && !spec_.no_watchdog;
 	g_allocs = 0;
 	mm_reset(spec_.stale_bound > 0);
+	g_rcu_readers = 0;
 	ocq_sim_bug = spec_.bug;
 	if (mi_.pattern1)
 		prov_->notify(IB_CQ_NEXT_COMP); /* seed 004: initialization */
@@ -382,6 +384,7 @@ void World::pauser()
 		sched_.wait(
 			"ulp: wait until all is quiet", [this] { return quiet(); }, false);
 		mm_acquire(MM_CH_ULP);
+		last_resume_events_ = handler_calls_;
 		sim_engine_resume(engine_);
 		break;
 	case 3: /* started once done() paused */
@@ -389,6 +392,7 @@ void World::pauser()
 		/* fall through */
 	case 4: /* started once all is quiet: the last "arm now" */
 		mm_acquire(MM_CH_ULP);
+		last_resume_events_ = handler_calls_;
 		sim_engine_resume(engine_);
 		break;
 	}
@@ -520,14 +524,23 @@ void World::done(struct ib_wc *wc)
 	if (mi_.ulp == 4 && c->seq == 0)
 		sim_engine_resume(engine_); /* "arm now" from done() */
 	/*
-	 * Seq 0 and 1 on QP 1, seq 2 on QP 2; done() of seq 1 needs seq 2 done
-	 * first: a flow that is slow must not hold up the others once it made
-	 * progress (head-of-line).
+	 * Head-of-line: while a completion waits in the CQ with nothing to
+	 * fetch it (unarmed, no event pending, no CQ run queued or running),
+	 * a busy domain makes at most IB_OCQ_HOL_DONES done() calls.
 	 */
-	if (mi_.wait_next == 2 && c->seq == 1)
-		sched_.wait(
-			"done(seq 1) waits for done(seq 2)",
-			[this] { return done_count_[2] > 0; }, false);
+	if (mi_.wait_next == 2) {
+		const Unit &cqu = units_[0];
+
+		if (prov_->depth() && !prov_->armed() && !prov_->pending() &&
+		    !prov_->in_flight() && !cqu.queued && !cqu.running)
+			hol_++;
+		else
+			hol_ = 0;
+		if (hol_ > sim_hol_dones())
+			fail(fmt("head-of-line: %ld done() calls of one flow while a "
+				 "completion of another waits in the unarmed CQ",
+				 hol_));
+	}
 	sched_.note(fmt("ulp: done(seq %ld)", c->seq));
 	step("done() returns");
 	in_done_[d]--;
@@ -658,8 +671,11 @@ void World::check_terminal(End end)
 	 * arm again.
 	 */
 	if (engine_ && sim_engine_paused(engine_))
-		fail(fmt("lost wakeup: ended paused with %ld completion(s) in the CQ, "
-			 "%ld dispatched, after the ULP's last resume",
+		fail(fmt(last_resume_events_ >= 0 && handler_calls_ > last_resume_events_ ?
+				 "lost wakeup: ended paused by a callback after the ULP's "
+				 "last resume (%ld completion(s) in the CQ, %ld dispatched)" :
+				 "lost wakeup: ended paused after the ULP's last resume "
+				 "(%ld completion(s) in the CQ, %ld dispatched)",
 			 (long)prov_->depth(), (long)dispatched_.size()));
 	else if (prov_->depth())
 		fail(fmt("lost wakeup: %ld completion(s) left in the CQ and "
@@ -772,6 +788,28 @@ void ocq_sim_warn(const char *file, int line, const char *cond)
 
 	if (ocq_sim::g_world)
 		ocq_sim::g_world->warn(what);
+}
+
+void ocq_sim_rcu_read_lock(void)
+{
+	ocq_sim_point("rcu_read_lock");
+	ocq_sim::g_rcu_readers++;
+}
+
+void ocq_sim_rcu_read_unlock(void)
+{
+	ocq_sim_point("rcu_read_unlock");
+	ocq_sim::mm_release(ocq_sim::MM_CH_RCU); /* ordered before the grace period's end */
+	ocq_sim::g_rcu_readers--;
+}
+
+void ocq_sim_synchronize_rcu(void)
+{
+	if (Scheduler *s = Scheduler::current())
+		s->wait(
+			"synchronize_rcu", [] { return !ocq_sim::g_rcu_readers; }, false);
+	ocq_sim::mm_acquire(ocq_sim::MM_CH_RCU);
+	ocq_mm_fence(OCQ_MM_FULL);
 }
 
 // Like the slab allocator for these sizes: aligned to the cache line, as

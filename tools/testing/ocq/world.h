@@ -50,7 +50,7 @@ struct ModeInfo {
 	bool teardown;
 	bool pattern1;		// no engine: seed 004's loop, serialized
 	int wait_next;		// 1: process() of seq 0 waits for seq 1's;
-				// 2: done() of seq 0 waits for seq 1's
+				// 2: a backlog on one flow (head-of-line)
 };
 
 const ModeInfo *mode_info(const std::string &name);
@@ -166,7 +166,9 @@ private:
 	bool watchdog_done_ = false;
 	int spurious_left_ = 0;		// spurious callback contexts running
 	bool paused_in_done_ = false;
-	bool resumed_ = false;		// the ULP resumed after done() paused
+	bool resumed_ = false;
+	long hol_ = 0;
+	long last_resume_events_ = -1;	// handler calls at the ULP's last resume			// done() calls while the CQ holds one		// the ULP resumed after done() paused
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
 	bool freed_ = false;
 	bool stats_taken_ = false;

@@ -22,8 +22,7 @@ static inline void trace_ocq_yield(const struct ib_cq *cq, unsigned int unit)
 {
 }
 
-static inline void trace_ocq_poll(const struct ib_cq *cq, int n,
-				  enum ib_pn_status status)
+static inline void trace_ocq_poll(const struct ib_cq *cq, int n, bool armed)
 {
 }
 
