@@ -60,6 +60,12 @@ void sim_engine_free(struct ocq_engine *e)
 	ocq_sim_free(e);
 }
 
+void sim_engine_claims(const struct ocq_engine *e, long *claimed, long *produced)
+{
+	*claimed = (u32)e->claimed.counter;
+	*produced = e->produced;
+}
+
 long sim_hol_dones(void)
 {
 #ifdef IB_OCQ_HOL_DONES

@@ -174,12 +174,26 @@ std::vector<CaseSpec> all_cases()
 	c = make_case("strict", "strong", "policy/report-missed-on-strong");
 	c.policy = SIM_ARM_REPORT_MISSED;
 	v.push_back(c);
+	// the claim of a reorder slot with stale reads, two completions
+	c = make_case("parallel-claim", "iba-weak", "weak/parallel-claim");
+	c.stale_bound = 1;
+	c.schedules = 30000; /* a stale claim needs three preemptions */
+	v.push_back(c);
+	// the park handshake with stale reads, small enough to exhaust
+	c = make_case("flow-park", "iba-weak", "weak/flow-park");
+	c.stale_bound = 1;
+	v.push_back(c);
 	// weak memory: stale reads as the LKMM allows them (mm.cpp)
 	for (const char *m : {"strict", "flow", "parallel", "postpone", "teardown", "stall-flow",
 			      "stall-parallel"}) {
 		c = make_case(m, "iba-weak", std::string("weak/") + m);
 		c.stale_bound = 1;
 		c.budget = 0; /* the engine's: no yields, a smaller search */
+		/* 66 completions: slow executions */
+		if (!std::strcmp(m, "stall-parallel"))
+			c.schedules = 1200;
+		if (!std::strcmp(m, "stall-flow"))
+			c.schedules = 3000;
 		v.push_back(c);
 	}
 	// a provider whose verbs fail now and then
@@ -231,6 +245,7 @@ Result explore(const CaseSpec &spec, const Options &opt)
 	std::set<uint64_t> states;
 	Result r;
 	bool caught = false;
+	long budget = spec.schedules ? spec.schedules : opt.budget;
 
 	for (unsigned b = 0; b <= opt.bound && !caught && r.failure.empty(); b++) {
 		Explorer ex(b, spec.stale_bound);
@@ -238,7 +253,7 @@ Result explore(const CaseSpec &spec, const Options &opt)
 
 		r.at_bound = b;
 		do {
-			if (r.schedules >= opt.budget) {
+			if (r.schedules >= budget) {
 				spent = true;
 				break;
 			}

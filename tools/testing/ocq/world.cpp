@@ -58,7 +58,10 @@ void sim_process(struct ib_cq *cq, struct ib_wc *wc)
 
 int sim_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 {
-	return World::provider_of(cq)->poll(n, wc);
+	int got = World::provider_of(cq)->poll(n, wc);
+
+	world_of(cq)->polled(wc, got);
+	return got;
 }
 
 int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
@@ -87,6 +90,8 @@ const ModeInfo modes[] = {
 	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0},
 	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1},
 	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2},
+	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0},
 };
 
 } // namespace
@@ -238,6 +243,26 @@ void World::fail(const std::string &why)
 {
 	failures_.push_back(why);
 	sched_.note("FAIL: " + why);
+}
+
+/*
+ * IB_OCQ_PARALLEL: a worker claims only published slots, so claimed never
+ * passes produced.  The engine skips process() for a slot without a
+ * wr_cqe, so a claim of an unproduced slot would not show at process();
+ * it is checked at every scheduling point instead.
+ */
+void World::invariants()
+{
+	long claimed, produced;
+
+	if (mi_.engine != SIM_PARALLEL || !engine_ || freed_ || claims_failed_)
+		return;
+	sim_engine_claims(engine_, &claimed, &produced);
+	if ((int32_t)(uint32_t)(claimed - produced) > 0) {
+		claims_failed_ = true;
+		fail(fmt("claimed unproduced slot: claimed %ld passed produced %ld", claimed,
+			 produced));
+	}
 }
 
 void World::warn(const std::string &what)
@@ -485,6 +510,26 @@ const World::Completion *World::completion_of(const struct ib_wc *wc) const
 	return nullptr;
 }
 
+/*
+ * The completion's contents as the poller wrote them into its batch: a
+ * relaxed store per completion by the context that polled it, which every
+ * later reader (a flow domain, a worker, the commit unit) must see through
+ * the engine's own publication (weak memory; see mm.cpp).
+ */
+void World::polled(const struct ib_wc *wc, int got)
+{
+	for (int i = 0; i < got; i++)
+		if (const Completion *c = completion_of(&wc[i]))
+			ocq_mm_store(&payload_[c->seq], sizeof(int), 1, OCQ_MM_RELAXED);
+}
+
+// Whether the running context sees what the poller wrote of @c.
+bool World::sees_payload(const Completion *c)
+{
+	return ocq_mm_load(&payload_[c->seq], sizeof(int), OCQ_MM_RELAXED,
+			   "ulp: read the completion") == 1;
+}
+
 void World::done(struct ib_wc *wc)
 {
 	const Completion *c = completion_of(wc);
@@ -511,8 +556,18 @@ void World::done(struct ib_wc *wc)
 		fail(fmt("done() while paused: done() of seq %ld after done() paused "
 			 "the engine, before the resume",
 			 c->seq));
+	if (!sees_payload(c))
+		fail(fmt("stale completion: done() of seq %ld reads its completion "
+			 "before the CQ run's copy of it is visible",
+			 c->seq));
 	if (mi_.engine == SIM_PARALLEL && processed_[c->seq] != 1)
 		fail(fmt("done() before process(): done() of seq %ld before its process()", c->seq));
+	else if (mi_.engine == SIM_PARALLEL &&
+		 ocq_mm_load(&result_[c->seq], sizeof(int), OCQ_MM_RELAXED,
+			     "ulp: read what process() wrote") != 1)
+		fail(fmt("done() before process(): done() of seq %ld does not see "
+			 "what its process() wrote",
+			 c->seq));
 	last_[d] = c->seq;
 	dispatched_.push_back(c->seq);
 	mm_release(MM_CH_ULP);
@@ -562,6 +617,11 @@ void World::process(struct ib_wc *wc)
 			 c->seq));
 	else if (++processed_[c->seq] > 1)
 		fail(fmt("processed twice: seq %ld", c->seq));
+	if (!sees_payload(c))
+		fail(fmt("stale completion: process() of seq %ld reads its "
+			 "completion before the CQ run's copy of it is visible",
+			 c->seq));
+	ocq_mm_store(&result_[c->seq], sizeof(int), 1, OCQ_MM_RELAXED);
 	/*
 	 * process() of seq 0 needs seq 1 processed first (a ULP whose request
 	 * waits for a later reply): the engine must run seq 1 on another
@@ -585,6 +645,7 @@ void World::pattern1()
 	locked_ = true;
 	prov_->notify(IB_CQ_NEXT_COMP);
 	while (prov_->poll(1, &wc) > 0) {
+		polled(&wc, 1);
 		any = true;
 		done(&wc);
 	}
@@ -757,8 +818,11 @@ int ocq_sim_bug;
 
 void ocq_sim_point(const char *what)
 {
-	if (Scheduler *s = Scheduler::current())
+	if (Scheduler *s = Scheduler::current()) {
+		if (ocq_sim::g_world)
+			ocq_sim::g_world->invariants();
 		s->point(what);
+	}
 }
 
 void ocq_sim_spin(const char *what)

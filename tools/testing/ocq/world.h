@@ -32,6 +32,7 @@ struct CaseSpec {
 	std::string expect;	     // the property it must break ("lost wakeup")
 	unsigned stale_bound = 0;    // weak memory: stale reads per execution
 	int budget = -1;	     // the engine's budget; -1: the mode's
+	long schedules = 0;	     // the case's own schedule budget; 0: --budget
 	bool no_watchdog = false;    // lossy provider without its safety net
 	bool single_cancel = false;  // teardown cancels the CQ unit only once
 };
@@ -92,7 +93,10 @@ public:
 	void schedule(unsigned int unit);
 	void done(struct ib_wc *wc);
 	void process(struct ib_wc *wc);
+	void polled(const struct ib_wc *wc, int got);
 	void warn(const std::string &what);
+	// At every scheduling point: the invariants of the engine's state.
+	void invariants();
 
 private:
 	// The host's work item of one engine unit (kernel workqueue rules:
@@ -117,6 +121,8 @@ private:
 
 	const Completion *completion_of(const struct ib_wc *wc) const;
 	bool quiet() const;
+	bool sees_payload(const Completion *c);
+	void check_claims();
 	void setup_engine();
 	void add_contexts();
 	void producer();
@@ -168,6 +174,9 @@ private:
 	bool paused_in_done_ = false;
 	bool resumed_ = false;
 	long hol_ = 0;
+	bool claims_failed_ = false;
+	int payload_[80] = {};		// per seq: the poller's copy (weak memory)
+	int result_[80] = {};		// per seq: what process() wrote
 	long last_resume_events_ = -1;	// handler calls at the ULP's last resume			// done() calls while the CQ holds one		// the ULP resumed after done() paused
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
 	bool freed_ = false;
