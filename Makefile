@@ -41,9 +41,9 @@ VM := tools/testing/vm
 SHELL := /bin/bash
 
 .PHONY: all kernel check check-runner demo lint clean help sim sim-deep mutants host-tests soak \
-	install uninstall install-files uninstall-files dkms-check htmldocs bench
+	install uninstall install-files uninstall-files dkms-check htmldocs bench native-bench
 
-HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench
+HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
 
 ifeq ($(KDIR),)
 
@@ -210,7 +210,8 @@ htmldocs:
 	@echo "  HTML    build/htmldocs/index.html"
 
 # The host tests: the model checker runs the engine's own C file under every schedule up
-# to a bound; the others are unit tests of headers and tools. No kernel needed.
+# to a bound; tools/testing/ocq-native runs it on real threads under TSan and ASan; the
+# others are unit tests of headers and tools. No kernel needed.
 sim:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq sim
 
@@ -222,7 +223,15 @@ sim-deep:
 mutants:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq mutants QUICK=$(QUICK)
 
+# The engine on real threads on the host (tools/testing/ocq-native): ns per
+# completion of every mode against a raw drain loop, and flow-mode scaling.
+native-bench:
+	@mkdir -p build
+	@$(MAKE) --no-print-directory -C tools/testing/ocq-native bench \
+		JSON='$(CURDIR)/build/native-bench.json'
+
 host-tests:
+	@$(VM)/host-deps.sh tools
 	@for d in $(HOST_TESTS); do \
 		[ -f $$d/Makefile ] || continue; \
 		echo "=== $$d"; $(MAKE) --no-print-directory -C $$d check || exit 1; done
@@ -248,7 +257,8 @@ help:
 	@echo 'sim-deep      the same at bound 5 with a budget of 200000 schedules per case (hours)'
 	@echo 'mutants       mutation testing: each mutant of the engine (tools/testing/ocq/mutants.txt)'
 	@echo '              must make a case fail; QUICK=1 runs 6 of them; ends "N killed, N survived"'
-	@echo 'host-tests    unit tests on the host (send accounting, ocq-demo), then sim; make check'
+	@echo 'host-tests    unit tests on the host (send accounting, ocq-demo, the engine on real'
+	@echo '              threads under TSan and ASan), then sim; make check'
 	@echo '              runs them first unless TESTS= is given (SIM=1 forces, SIM=0 skips)'
 	@echo 'demo          build, boot KERNEL= in QEMU, run the ocq_demo ULP with ocq-demo (ARGS= adds'
 	@echo '              ocq-demo run options); results in build/demo/results.json'
@@ -256,6 +266,8 @@ help:
 	@echo '              ordered CQ paths, DURATION=$(DURATION) seconds in all; prints the totals'
 	@echo 'bench         boot KERNEL= in QEMU, run every scenario on every CQ path (REPEATS=, QUICK=1);'
 	@echo '              table, build/bench/results.json and plot.svg (Documentation/performance.rst)'
+	@echo 'native-bench  the engine on real host threads against a fake CQ: ns per completion of'
+	@echo '              strict, flow, parallel and a raw drain loop; build/native-bench.json'
 	@echo 'lint          run tools/lint/lint.sh with the kernel variables (KVER, KH, ...) exported'
 	@echo 'install       install the modules in /lib/modules/<kver>/updates/ (depmod), the headers,'
 	@echo '              Module.symvers and ocq-demo under PREFIX=$(PREFIX); DESTDIR=, INSTALL_MOD_PATH='

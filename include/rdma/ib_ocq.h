@@ -211,6 +211,69 @@ static inline struct ib_ocq *ib_ocq_alloc(struct ib_device *dev, void *private,
 }
 
 void ib_ocq_free(struct ib_ocq *ocq);
+
+struct ib_cq *__ib_ocq_alloc_cq(struct ib_device *dev, void *private,
+				int nr_cqe, int comp_vector,
+				enum ib_poll_context poll_ctx,
+				const struct ib_ocq_attr *attr,
+				const char *caller);
+struct ib_cq *__ib_ocq_alloc_cq_any(struct ib_device *dev, void *private,
+				    int nr_cqe, enum ib_poll_context poll_ctx,
+				    const struct ib_ocq_attr *attr,
+				    const char *caller);
+
+/**
+ * ib_ocq_alloc_cq - the drop-in for ib_alloc_cq(), ordered
+ * @dev: device to allocate the CQ on
+ * @private: the CQ's cq_context
+ * @nr_cqe: number of CQ entries
+ * @comp_vector: completion vector
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
+ *	%IB_POLL_UNBOUND_WORKQUEUE
+ * @attr: mode and tuning; NULL for %IB_OCQ_STRICT
+ *
+ * Context: process context; may sleep.
+ * Return: the CQ, or an ERR_PTR(); see __ib_ocq_alloc_cq().
+ */
+static inline struct ib_cq *ib_ocq_alloc_cq(struct ib_device *dev,
+					    void *private, int nr_cqe,
+					    int comp_vector,
+					    enum ib_poll_context poll_ctx,
+					    const struct ib_ocq_attr *attr)
+{
+	return __ib_ocq_alloc_cq(dev, private, nr_cqe, comp_vector, poll_ctx,
+				 attr, KBUILD_MODNAME);
+}
+
+/**
+ * ib_ocq_alloc_cq_any - the drop-in for ib_alloc_cq_any(), ordered
+ * @dev: device to allocate the CQ on
+ * @private: the CQ's cq_context
+ * @nr_cqe: number of CQ entries
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
+ *	%IB_POLL_UNBOUND_WORKQUEUE
+ * @attr: mode and tuning; NULL for %IB_OCQ_STRICT
+ *
+ * Context: process context; may sleep.
+ * Return: the CQ, or an ERR_PTR(); see __ib_ocq_alloc_cq_any().
+ */
+static inline struct ib_cq *ib_ocq_alloc_cq_any(struct ib_device *dev,
+						void *private, int nr_cqe,
+						enum ib_poll_context poll_ctx,
+						const struct ib_ocq_attr *attr)
+{
+	return __ib_ocq_alloc_cq_any(dev, private, nr_cqe, poll_ctx, attr,
+				     KBUILD_MODNAME);
+}
+
+void ib_ocq_free_cq(struct ib_cq *cq);
+struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
+				 int comp_vector_hint,
+				 enum ib_poll_context poll_ctx,
+				 const struct ib_ocq_attr *attr);
+void ib_ocq_cq_pool_put(struct ib_cq *cq, unsigned int nr_cqe);
+void ib_ocq_cq_pool_destroy(struct ib_device *dev);
+struct ib_ocq *ib_cq_to_ocq(struct ib_cq *cq);
 struct ib_cq *ib_ocq_cq(struct ib_ocq *ocq);
 void *ib_ocq_private(struct ib_cq *cq);
 void ib_ocq_pause(struct ib_ocq *ocq);

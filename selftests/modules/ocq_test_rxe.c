@@ -345,9 +345,10 @@ static void rt_check_ticket(struct rt_queue *q, struct rt_wr *wr,
 			    const struct ib_wc *wc)
 {
 	struct rt_ctx *ctx = q->ctx;
+	bool want = wc->status == IB_WC_SUCCESS;
 
 	if (ctx->sc->mode == IB_OCQ_PARALLEL &&
-	    READ_ONCE(wr->processed) != (wc->status == IB_WC_SUCCESS)) {
+	    READ_ONCE(wr->processed) != want) {
 		q->unprocessed++;
 		rt_report(ctx,
 			  "pair %u %s: ticket %u (%s) committed %s process()",

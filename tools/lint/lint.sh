@@ -251,6 +251,8 @@ step_clang_tidy()
 		finish clang-tidy "no C++ sources"
 		return
 	fi
+	# the libraries the tools include (CLI11, nlohmann-json, GoogleTest)
+	[[ -x "$REPO/tools/testing/vm/host-deps.sh" ]] && "$REPO/tools/testing/vm/host-deps.sh" tools
 	db="$build/compile_commands.json"
 	[[ -f "$db" ]] || db=""
 	for f in "${files[@]}"; do

@@ -236,9 +236,17 @@ int Runner::finish(const Status &last)
 	const Report report(last, opts_.startCommand());
 
 	progress_.end();
-	std::cout << report.table() << std::flush;
+	// --json -: stdout is for the JSON alone, the table goes to stderr
+	const bool jsonOut = opts_.jsonFile == "-";
+	(jsonOut ? std::cerr : std::cout) << report.table() << std::flush;
 	int rc = report.passed() ? kExitOk : kExitFailed;
-	if (!opts_.jsonFile.empty()) {
+	if (jsonOut) {
+		std::cout << report.json() << std::flush;
+		if (!std::cout) {
+			say("cannot write the JSON to stdout");
+			rc = kExitFailed;
+		}
+	} else if (!opts_.jsonFile.empty()) {
 		std::ofstream out(opts_.jsonFile, std::ios::trunc);
 		out << report.json();
 		out.close();
@@ -257,8 +265,10 @@ int status(const Options &opts)
 
 	if (!cf.read(text))
 		return controlFailure(cf);
-	std::cout << Report::statusText(Status::parse(text)) << std::flush;
-	return kExitOk;
+	const Status st = Status::parse(text);
+	std::cout << (opts.statusJson ? Report::statusJson(st) : Report::statusText(st))
+		  << std::flush;
+	return std::cout ? kExitOk : kExitFailed;
 }
 
 int stop(const Options &opts)
@@ -277,11 +287,9 @@ int realMain(int argc, char **argv)
 {
 	Options opts;
 
-	if (!opts.parse(std::vector<std::string>(argv + 1, argv + argc))) {
-		say(opts.error());
-		std::cerr << "Try 'ocq-demo --help'.\n";
+	if (parseCommandLine(std::vector<std::string>(argv + 1, argv + argc), opts, std::cerr) !=
+	    kExitOk)
 		return kExitUsage;
-	}
 	switch (opts.command()) {
 	case Command::kHelp:
 		std::cout << usageText();

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// options.h - command line of ocq-demo: parsing, client-side validation and the
-// "start" command built from it.
+// options.h - command line of ocq-demo (parsed with CLI11): client-side validation
+// and the "start" command built from it.
 
 #ifndef OCQ_DEMO_OPTIONS_H
 #define OCQ_DEMO_OPTIONS_H
 
 #include <cstdint>
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,10 @@ public:
 	std::string startCommand() const;
 
 	std::string control = kDefaultControl;
+	// run --json FILE: the results as JSON; "-" is stdout (the table then goes to stderr)
 	std::string jsonFile;
+	// status --json: the control file read as JSON instead of the table
+	bool statusJson = false;
 	unsigned intervalMs = 1000;
 	bool dryRun = false;
 
@@ -69,14 +73,13 @@ public:
 
 private:
 	bool fail(const std::string &msg);
-	bool parseRunOption(const std::string &name, const std::string &value);
 
 	Command command_ = Command::kNone;
 	std::string error_;
 };
 
 // Number parsing helpers (exposed for the tests).
-// A decimal integer in [lo, hi], nothing else around it.
+// A decimal integer in [lo, hi], nothing else around it (no sign, no blanks).
 std::optional<std::uint64_t> parseUint(const std::string &s, std::uint64_t lo, std::uint64_t hi);
 // Seconds with up to three decimals ("20", "0.5"), as milliseconds, at most maxMs.
 std::optional<std::uint64_t> parseSecondsAsMs(const std::string &s, std::uint64_t maxMs);
@@ -84,7 +87,12 @@ std::optional<std::uint64_t> parseSecondsAsMs(const std::string &s, std::uint64_
 // at least one weight non-zero, no name twice. Empty string if valid, else the reason.
 std::string checkMix(const std::string &spec);
 
+// The full help: every command and option, the results and the exit codes.
 std::string usageText();
+
+// Parses args (argv without argv[0]) into opts. A usage error is told on err, with
+// a hint at --help, and gives kExitUsage; kExitOk otherwise.
+int parseCommandLine(const std::vector<std::string> &args, Options &opts, std::ostream &err);
 
 } // namespace ocq_demo
 

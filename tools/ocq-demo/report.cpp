@@ -7,14 +7,20 @@
 #include "histogram.h"
 #include "options.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <sstream>
 
 namespace ocq_demo {
 
 namespace {
+
+// Keys stay in the order they are set, as the JSON always had them.
+using Json = nlohmann::ordered_json;
 
 std::string fixed(double v, int decimals)
 {
@@ -43,11 +49,50 @@ std::string usec(const std::optional<double> &ns)
 	return show(*ns / 1e9, "s");
 }
 
-std::string jsonNumber(const std::optional<double> &v, int decimals)
+// A derived value (never negative) rounded to `decimals` places, or null when there
+// is none; with no decimals an integer.
+Json number(const std::optional<double> &v, int decimals)
 {
-	if (!v || !std::isfinite(*v))
-		return "null";
-	return fixed(*v, decimals);
+	if (!v || !std::isfinite(*v) || *v < 0)
+		return nullptr;
+	if (decimals == 0 && *v < 0x1p63)
+		return static_cast<std::uint64_t>(std::llround(*v));
+	const double scale = std::pow(10.0, decimals);
+	return std::round(*v * scale) / scale;
+}
+
+// The parts of a control file read that the run and the status JSON share: every
+// numeric value, the latency histogram and every value as the string it was.
+void addReadout(Json &j, const Status &st)
+{
+	Json counters = Json::object();
+	for (const auto &kv : st.entries())
+		if (const auto v = st.num(kv.first))
+			counters[kv.first] = *v;
+	j["counters"] = std::move(counters);
+	j["lat_hist"] = st.latHist();
+	Json raw = Json::object();
+	for (const auto &kv : st.entries())
+		raw[kv.first] = kv.second;
+	j["raw"] = std::move(raw);
+}
+
+Json strOrNull(const Status &st, const char *key)
+{
+	return st.has(key) ? Json(st.str(key)) : Json(nullptr);
+}
+
+Json numOrNull(const Status &st, const char *key)
+{
+	const auto v = st.num(key);
+	return v ? Json(*v) : Json(nullptr);
+}
+
+// Two-space indented; bytes that are not UTF-8 (the module's strings are not
+// checked) become U+FFFD instead of an exception.
+std::string dump(const Json &j)
+{
+	return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
 }
 
 std::string bucketRange(std::size_t i)
@@ -66,40 +111,6 @@ std::string bucketRange(std::size_t i)
 }
 
 } // namespace
-
-std::string jsonQuote(const std::string &s)
-{
-	std::string out = "\"";
-	for (const char ch : s) {
-		const auto c = static_cast<unsigned char>(ch);
-		switch (c) {
-		case '"':
-			out += "\\\"";
-			break;
-		case '\\':
-			out += "\\\\";
-			break;
-		case '\n':
-			out += "\\n";
-			break;
-		case '\r':
-			out += "\\r";
-			break;
-		case '\t':
-			out += "\\t";
-			break;
-		default:
-			if (c < 0x20) {
-				char buf[8];
-				std::snprintf(buf, sizeof(buf), "\\u%04x", c);
-				out += buf;
-			} else {
-				out += ch;
-			}
-		}
-	}
-	return out + "\"";
-}
 
 Report::Report(Status status, std::string command)
     : st_(std::move(status)), command_(std::move(command))
@@ -229,75 +240,49 @@ std::string Report::table() const
 
 std::string Report::json() const
 {
-	std::ostringstream o;
-	auto num = [this](const char *key) {
-		const auto v = st_.num(key);
-		return v ? std::to_string(*v) : std::string("null");
-	};
-	auto str = [this](const char *key) {
-		return st_.has(key) ? jsonQuote(st_.str(key)) : std::string("null");
-	};
+	Json j;
 
-	o << "{\n";
-	o << "  \"ocq_demo_version\": " << jsonQuote(kVersion) << ",\n";
-	o << "  \"command\": " << jsonQuote(command_) << ",\n";
-	o << "  \"state\": " << str("state") << ",\n";
-	o << "  \"path\": " << str("path") << ",\n";
-	o << "  \"passed\": " << (passed() ? "true" : "false") << ",\n";
-	o << "  \"verdict\": " << jsonQuote(passed() ? "pass" : verdict_) << ",\n";
-	o << "  \"error\": " << str("error") << ",\n";
-	o << "  \"conns\": " << num("conns") << ",\n";
-	o << "  \"credits\": " << num("credits") << ",\n";
-	o << "  \"elapsed_ms\": " << num("elapsed_ms") << ",\n";
-	o << "  \"calls\": " << num("calls") << ",\n";
-	o << "  \"bytes\": " << num("bytes") << ",\n";
-	o << "  \"calls_per_sec\": " << jsonNumber(callsPerSec(), 1) << ",\n";
-	o << "  \"mb_per_sec\": " << jsonNumber(mbPerSec(), 3) << ",\n";
-	o << "  \"latency_p50_ns\": " << jsonNumber(latencyNs(0.5), 0) << ",\n";
-	o << "  \"latency_p99_ns\": " << jsonNumber(latencyNs(0.99), 0) << ",\n";
-	o << "  \"latency_p999_ns\": " << jsonNumber(latencyNs(0.999), 0) << ",\n";
-	o << "  \"completions\": " << num("completions") << ",\n";
-	o << "  \"events_per_1k_completions\": " << jsonNumber(per1kCompletions("events"), 2)
-	  << ",\n";
-	o << "  \"runs_per_1k_completions\": " << jsonNumber(per1kCompletions("runs"), 2) << ",\n";
-	o << "  \"empty_runs\": " << num("empty_runs") << ",\n";
-	o << "  \"empty_runs_pct\": " << jsonNumber(emptyRunsPct(), 3) << ",\n";
-	o << "  \"repolls\": " << num("repolls") << ",\n";
-	o << "  \"credit_stalls\": " << num("credit_stalls") << ",\n";
-	o << "  \"reorders\": " << num("reorders") << ",\n";
-	o << "  \"lost\": " << num("lost") << ",\n";
-	o << "  \"duplicated\": " << num("duplicated") << ",\n";
-	o << "  \"errors\": " << num("errors") << ",\n";
+	j["ocq_demo_version"] = kVersion;
+	j["command"] = command_;
+	j["state"] = strOrNull(st_, "state");
+	j["path"] = strOrNull(st_, "path");
+	j["passed"] = passed();
+	j["verdict"] = passed() ? "pass" : verdict_;
+	j["error"] = strOrNull(st_, "error");
+	for (const char *key : {"conns", "credits", "elapsed_ms", "calls", "bytes"})
+		j[key] = numOrNull(st_, key);
+	j["calls_per_sec"] = number(callsPerSec(), 1);
+	j["mb_per_sec"] = number(mbPerSec(), 3);
+	j["latency_p50_ns"] = number(latencyNs(0.5), 0);
+	j["latency_p99_ns"] = number(latencyNs(0.99), 0);
+	j["latency_p999_ns"] = number(latencyNs(0.999), 0);
+	j["completions"] = numOrNull(st_, "completions");
+	j["events_per_1k_completions"] = number(per1kCompletions("events"), 2);
+	j["runs_per_1k_completions"] = number(per1kCompletions("runs"), 2);
+	j["empty_runs"] = numOrNull(st_, "empty_runs");
+	j["empty_runs_pct"] = number(emptyRunsPct(), 3);
+	for (const char *key :
+	     {"repolls", "credit_stalls", "reorders", "lost", "duplicated", "errors"})
+		j[key] = numOrNull(st_, key);
+	addReadout(j, st_);
+	return dump(j);
+}
 
-	// every numeric value of the control file, known or not
-	o << "  \"counters\": {";
-	bool first = true;
-	for (const auto &kv : st_.entries()) {
-		const auto v = st_.num(kv.first);
-		if (!v)
-			continue;
-		o << (first ? "\n" : ",\n") << "    " << jsonQuote(kv.first) << ": " << *v;
-		first = false;
-	}
-	o << (first ? "},\n" : "\n  },\n");
+std::string Report::statusJson(const Status &st)
+{
+	const Histogram hist(st.latHist());
+	Json j;
 
-	o << "  \"lat_hist\": [";
-	const auto h = st_.latHist();
-	for (std::size_t i = 0; i < h.size(); i++)
-		o << (i ? ", " : "") << h[i];
-	o << "],\n";
-
-	// the control file read as it was, every value a string
-	o << "  \"raw\": {";
-	first = true;
-	for (const auto &kv : st_.entries()) {
-		o << (first ? "\n" : ",\n") << "    " << jsonQuote(kv.first) << ": "
-		  << jsonQuote(kv.second);
-		first = false;
-	}
-	o << (first ? "}\n" : "\n  }\n");
-	o << "}\n";
-	return o.str();
+	j["ocq_demo_version"] = kVersion;
+	j["state"] = strOrNull(st, "state");
+	j["path"] = strOrNull(st, "path");
+	j["error"] = strOrNull(st, "error");
+	j["finished"] = st.finished();
+	j["latency_p50_ns"] = number(hist.percentile(0.5), 0);
+	j["latency_p99_ns"] = number(hist.percentile(0.99), 0);
+	j["latency_p999_ns"] = number(hist.percentile(0.999), 0);
+	addReadout(j, st);
+	return dump(j);
 }
 
 std::string Report::statusText(const Status &st)

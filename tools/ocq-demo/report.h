@@ -32,19 +32,19 @@ public:
 	std::optional<double> emptyRunsPct() const;
 
 	std::string table() const;
+	// The results as one JSON object (run --json).
 	std::string json() const;
 
 	// A pretty-printed control file read (ocq-demo status).
 	static std::string statusText(const Status &st);
+	// The same read as one JSON object (ocq-demo status --json).
+	static std::string statusJson(const Status &st);
 
 private:
 	Status st_;
 	std::string command_;
 	std::string verdict_;
 };
-
-// JSON string literal with the required escapes.
-std::string jsonQuote(const std::string &s);
 
 } // namespace ocq_demo
 

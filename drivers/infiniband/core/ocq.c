@@ -5,9 +5,13 @@
  * a watchdog timer, statistics in debugfs and a registry of live objects.
  */
 #include <linux/debugfs.h>
+#include <linux/interrupt.h>
+#include <linux/irq_poll.h>
 #include <linux/list.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/rcupdate.h>
+#include <linux/rhashtable.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -15,6 +19,7 @@
 #include <rdma/ib_ocq.h>
 
 #include "ocq_engine.h"
+#include "ocq_priv.h"
 
 #define CREATE_TRACE_POINTS
 #include <trace/events/ib_ocq.h>
@@ -26,58 +31,42 @@
 #define IB_OCQ_BACKOFF 1
 #define IB_OCQ_BACKOFF_MAX_SHIFT 6
 
+/* completions a softirq run dispatches before it lets others run */
+#define IB_OCQ_BUDGET_SOFTIRQ 256
+
 /**
- * struct ocq_work - a work item running one unit of an engine
+ * struct ocq_work - what runs one unit of an engine
  * @dwork: queued on ib_ocq_wq (the CQ unit) or ib_ocq_unbound_wq (domains),
- *	at once or, to back off, IB_OCQ_BACKOFF or more later
+ *	at once or, to back off, IB_OCQ_BACKOFF or more later; with
+ *	%IB_POLL_SOFTIRQ it only schedules @iop, after the back-off
+ * @iop: %IB_POLL_SOFTIRQ: the unit's runs, in the irq_poll softirq
+ * @pending: %IB_POLL_SOFTIRQ: a run was asked for since @iop last began
  * @ocq: owner
  * @unit: the engine unit it runs
  */
 struct ocq_work {
 	struct delayed_work dwork;
+	struct irq_poll iop;
+	atomic_t pending;
 	struct ib_ocq *ocq;
 	unsigned int unit;
 };
 
-/*
- * Locking rules.
- *
- * I: set before the OCQ is published, read-only afterwards.
- * L: ib_ocq_lock.
- */
-
-/**
- * struct ib_ocq - an ordered completion queue
- * @engine: the state machine
- * @cq: the CQ; its cq_context points back here (I)
- * @private: the ULP's context, see ib_ocq_private() (I)
- * @works: one work item per engine unit (I)
- * @watchdog: safety net timer, if &ib_ocq_attr.watchdog_ms (I)
- * @watchdog_ms: its period (I)
- * @lease: ends a pause the ULP does not end, see ocq_engine_lease() (I)
- * @pause_ms: its period (I)
- * @id: name in debugfs (I)
- * @debugfs: its debugfs directory (I)
- * @live: set once the engine is ready for completion handler calls
- * @entry: on ib_ocq_list (L)
- */
-struct ib_ocq {
-	struct ocq_engine engine;
-	struct ib_cq *cq;
-	void *private;
-	struct ocq_work *works;
-	struct delayed_work watchdog;
-	unsigned int watchdog_ms;
-	struct delayed_work lease;
-	unsigned int pause_ms;
-	unsigned int id;
-	struct dentry *debugfs;
-	bool live;
-	struct list_head entry;
-};
-
 static struct workqueue_struct *ib_ocq_wq;
 static struct workqueue_struct *ib_ocq_unbound_wq;
+/*
+ * The OCQ of a CQ, by the CQ's address: the completion handler gets the
+ * ULP's cq_context, as with ib_alloc_cq(), and finds its OCQ here.  (In
+ * ib_core a pointer in struct ib_cq would do.)
+ */
+static struct rhashtable ib_ocq_table;
+static const struct rhashtable_params ib_ocq_table_params = {
+	.key_len = sizeof(struct ib_cq *),
+	.key_offset = offsetof(struct ib_ocq, cq),
+	.head_offset = offsetof(struct ib_ocq, node),
+	.automatic_shrinking = true,
+};
+
 static struct dentry *ib_ocq_debugfs;
 static DEFINE_MUTEX(ib_ocq_lock);
 static LIST_HEAD(ib_ocq_list);
@@ -132,17 +121,66 @@ static void ib_ocq_engine_free(struct ocq_engine *e, void *p)
 	ib_ocq_kvfree(p);
 }
 
+/*
+ * Ask for a softirq run of @w.  irq_poll_sched() does nothing while @iop is
+ * still scheduled, which it is until ib_ocq_iop_poll() completes it: so
+ * record the request first; the full barrier pairs with smp_mb() in
+ * ib_ocq_iop_poll(), which looks at @pending after completing.  From a
+ * task, the softirq runs when bottom halves are enabled again (with
+ * interrupts off, at the next interrupt's exit).
+ */
+static void ib_ocq_iop_sched(struct ocq_work *w)
+{
+	atomic_set(&w->pending, 1);
+	smp_mb__after_atomic(); /* pairs with smp_mb() in ib_ocq_iop_poll() */
+	if (in_task() && !irqs_disabled()) {
+		local_bh_disable();
+		irq_poll_sched(&w->iop);
+		local_bh_enable();
+	} else {
+		irq_poll_sched(&w->iop);
+	}
+}
+
+/*
+ * A softirq run of one unit: ib_cq's IB_POLL_SOFTIRQ context.  A run asked
+ * for meanwhile (the run's own yield, or a kick after it released the
+ * unit) keeps the poll scheduled: irq_poll calls again, after the others.
+ */
+static int ib_ocq_iop_poll(struct irq_poll *iop, int budget)
+{
+	struct ocq_work *w = container_of(iop, struct ocq_work, iop);
+
+	atomic_set(&w->pending, 0);
+	ocq_engine_run(&w->ocq->engine, w->unit);
+	if (atomic_read(&w->pending))
+		return budget;
+	irq_poll_complete(iop);
+	smp_mb(); /* pairs with smp_mb__after_atomic() in ib_ocq_iop_sched() */
+	if (atomic_read(&w->pending))
+		irq_poll_sched(iop);
+	return 0;
+}
+
 static void ib_ocq_queue(struct ocq_engine *e, unsigned int unit,
 			 unsigned long delay)
 {
 	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
+	struct ocq_work *w = &ocq->works[unit];
+
+	if (ocq->poll_ctx == IB_POLL_SOFTIRQ && !delay) {
+		ib_ocq_iop_sched(w);
+		return;
+	}
 
 	/*
-	 * The CQ run stays on the CPU that took the event, like ib_cq's
-	 * IB_POLL_WORKQUEUE; domains spread over all CPUs.
+	 * With IB_POLL_WORKQUEUE the CQ run stays on the CPU that took the
+	 * event, like ib_cq's; domains spread over all CPUs.
 	 */
-	queue_delayed_work(unit == OCQ_UNIT_CQ ? ib_ocq_wq : ib_ocq_unbound_wq,
-			   &ocq->works[unit].dwork, delay);
+	bool bound = unit == OCQ_UNIT_CQ && ocq->poll_ctx == IB_POLL_WORKQUEUE;
+
+	queue_delayed_work(bound ? ib_ocq_wq : ib_ocq_unbound_wq, &w->dwork,
+			   delay);
 }
 
 static void ib_ocq_schedule(struct ocq_engine *e, unsigned int unit)
@@ -190,31 +228,48 @@ static void ib_ocq_work(struct work_struct *work)
 	struct ocq_work *w =
 		container_of(to_delayed_work(work), struct ocq_work, dwork);
 
-	ocq_engine_run(&w->ocq->engine, w->unit);
+	if (w->ocq->poll_ctx == IB_POLL_SOFTIRQ)
+		ib_ocq_iop_sched(w);
+	else
+		ocq_engine_run(&w->ocq->engine, w->unit);
+}
+
+static struct ib_ocq *ib_ocq_lookup(struct ib_cq *cq)
+{
+	return rhashtable_lookup(&ib_ocq_table, &cq, ib_ocq_table_params);
 }
 
 static void ib_ocq_comp_handler(struct ib_cq *cq, void *cq_context)
 {
-	struct ib_ocq *ocq = cq_context;
+	struct ib_ocq *ocq;
 
 	/*
-	 * A provider may call before the engine is set up (a stale interrupt
-	 * of a reused CQ).  Nothing is lost by ignoring it: the engine starts
-	 * paused, and its first run drains the CQ before arming it.  Pairs
-	 * with smp_store_release() in __ib_ocq_alloc().
+	 * A provider may call before the OCQ is published (a stale interrupt
+	 * of a reused CQ) or after it was taken off the table.  Nothing is
+	 * lost by ignoring it: the engine starts paused, and its first run
+	 * drains the CQ before arming it; teardown wants no more runs.  The
+	 * read-side section is the engine's too: ocq_engine_disable() waits
+	 * for it, after the OCQ left the table.
 	 */
-	if (!smp_load_acquire(&ocq->live))
-		return;
-	ocq_engine_event(&ocq->engine);
+	rcu_read_lock();
+	ocq = ib_ocq_lookup(cq);
+	if (ocq)
+		ocq_engine_event(&ocq->engine);
+	rcu_read_unlock();
 }
 
 static void ib_ocq_event_handler(struct ib_event *event, void *cq_context)
 {
-	struct ib_ocq *ocq = cq_context;
+	struct ib_ocq *ocq;
 
-	ocq_engine_cq_error(&ocq->engine);
-	pr_err_ratelimited("ib_ocq: ocq%u: %s on its CQ\n", ocq->id,
-			   ib_event_msg(event->event));
+	rcu_read_lock();
+	ocq = ib_ocq_lookup(event->element.cq);
+	if (ocq) {
+		ocq_engine_cq_error(&ocq->engine);
+		pr_err_ratelimited("ib_ocq: ocq%u: %s on its CQ\n", ocq->id,
+				   ib_event_msg(event->event));
+	}
+	rcu_read_unlock();
 }
 
 static void ib_ocq_watchdog(struct work_struct *work)
@@ -248,6 +303,25 @@ static int ib_ocq_stats_show(struct seq_file *m, void *unused)
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);
 
+static int ib_ocq_info_show(struct seq_file *m, void *unused)
+{
+	static const char *const ctx[] = { "softirq", "workqueue",
+					   "unbound_workqueue" };
+	static const char *const mode[] = { "strict", "flow", "parallel" };
+	struct ib_ocq *ocq = m->private;
+	struct ib_cq *cq = ocq->cq;
+
+	seq_printf(m, "device %s\ncq_id %u\nowner %s\n",
+		   dev_name(&cq->device->dev), cq->res.id,
+		   cq->res.kern_name ?: "-");
+	seq_printf(m,
+		   "poll_ctx %s\nmode %s\ncomp_vector %u\ncqe %d\npooled %d\n",
+		   ctx[ocq->poll_ctx], mode[ocq->attr.mode], cq->comp_vector,
+		   cq->cqe, ocq->pooled);
+	return 0;
+}
+DEFINE_SHOW_ATTRIBUTE(ib_ocq_info);
+
 static int ib_ocq_live_show(struct seq_file *m, void *unused)
 {
 	struct ib_ocq *ocq;
@@ -278,47 +352,141 @@ static int ib_ocq_alloc_works(struct ib_ocq *ocq)
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		INIT_DELAYED_WORK(&ocq->works[i].dwork, ib_ocq_work);
+		irq_poll_init(&ocq->works[i].iop, IB_OCQ_BUDGET_SOFTIRQ,
+			      ib_ocq_iop_poll);
+		atomic_set(&ocq->works[i].pending, 0);
 		ocq->works[i].ocq = ocq;
 		ocq->works[i].unit = i;
 	}
 	return 0;
 }
 
-/* Publish @ocq: registry, debugfs, watchdog; then let it run. */
-static void ib_ocq_publish(struct ib_ocq *ocq)
+/* Publish @ocq: registry, handler table, debugfs, watchdog; then run it. */
+static int ib_ocq_publish(struct ib_ocq *ocq)
 {
-	char name[16];
+	char name[IB_DEVICE_NAME_MAX + 32];
+	int ret;
 
 	mutex_lock(&ib_ocq_lock);
-	ocq->id = ib_ocq_next_id++;
-	list_add_tail(&ocq->entry, &ib_ocq_list);
+	ret = rhashtable_insert_fast(&ib_ocq_table, &ocq->node,
+				     ib_ocq_table_params);
+	if (!ret) {
+		ocq->id = ib_ocq_next_id++;
+		list_add_tail(&ocq->entry, &ib_ocq_list);
+	}
 	mutex_unlock(&ib_ocq_lock);
+	if (ret)
+		return ret;
 
-	snprintf(name, sizeof(name), "ocq%u", ocq->id);
+	/* what rdma res show cq calls it: the device and the CQ's id */
+	snprintf(name, sizeof(name), "ocq%u-%s-cq%u", ocq->id,
+		 dev_name(&ocq->cq->device->dev), ocq->cq->res.id);
 	ocq->debugfs = debugfs_create_dir(name, ib_ocq_debugfs);
 	debugfs_create_file("stats", 0400, ocq->debugfs, ocq,
 			    &ib_ocq_stats_fops);
+	debugfs_create_file("info", 0400, ocq->debugfs, ocq, &ib_ocq_info_fops);
 
 	if (ocq->watchdog_ms)
 		queue_delayed_work(ib_ocq_wq, &ocq->watchdog,
 				   msecs_to_jiffies(ocq->watchdog_ms));
 	/* the first run drains whatever is there and arms the CQ */
 	ocq_engine_resume(&ocq->engine);
+	return 0;
+}
+
+/* A softirq run yields as ib_cq's IB_POLL_BUDGET_IRQ does. */
+static int ib_ocq_engine_init(struct ib_ocq *ocq)
+{
+	struct ib_ocq_attr attr = ocq->attr;
+
+	if (ocq->poll_ctx == IB_POLL_SOFTIRQ)
+		attr.budget = min_not_zero(attr.budget, IB_OCQ_BUDGET_SOFTIRQ);
+	return ocq_engine_init(&ocq->engine, ocq->cq, &attr, num_online_cpus(),
+			       &ib_ocq_engine_ops);
+}
+
+/*
+ * Make an OCQ: the CQ, the engine, the work items; then publish it.  @attr
+ * NULL: the defaults (IB_OCQ_STRICT).  Checked here: what every way in
+ * shares.
+ */
+struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
+			     int comp_vector, enum ib_poll_context poll_ctx,
+			     const struct ib_ocq_attr *attr, const char *caller)
+{
+	static const struct ib_ocq_attr defaults = {};
+	struct ib_cq_init_attr cq_attr = {
+		.cqe = nr_cqe,
+		.comp_vector = comp_vector,
+	};
+	struct ib_ocq *ocq;
+	int ret;
+
+	if (!dev || nr_cqe < 1 || comp_vector < 0 ||
+	    comp_vector >= max(dev->num_comp_vectors, 1))
+		return ERR_PTR(-EINVAL);
+	if ((unsigned int)poll_ctx > IB_POLL_UNBOUND_WORKQUEUE)
+		return ERR_PTR(-EOPNOTSUPP);
+	ocq = ib_ocq_kvcalloc(1, sizeof(*ocq));
+	if (!ocq)
+		return ERR_PTR(-ENOMEM);
+	ocq->attr = attr ? *attr : defaults;
+	ocq->poll_ctx = poll_ctx;
+	ocq->watchdog_ms = ocq->attr.watchdog_ms;
+	ocq->pause_ms = ocq->attr.pause_ms ?: IB_OCQ_DEFAULT_PAUSE_MS;
+	INIT_DELAYED_WORK(&ocq->watchdog, ib_ocq_watchdog);
+	INIT_DELAYED_WORK(&ocq->lease, ib_ocq_lease);
+
+	/* the provider's allocation fails like ours under fault injection */
+	if (ib_ocq_should_fail())
+		ocq->cq = ERR_PTR(-ENOMEM);
+	else
+		ocq->cq = __ib_create_cq(dev, ib_ocq_comp_handler,
+					 ib_ocq_event_handler, private,
+					 &cq_attr, caller);
+	if (IS_ERR(ocq->cq)) {
+		ret = PTR_ERR(ocq->cq);
+		goto out_free_ocq;
+	}
+	/* reported where ib_alloc_cq()'s are: restrack, rdma res show cq */
+	ocq->cq->poll_ctx = poll_ctx;
+	ocq->cq->comp_vector = comp_vector;
+	ret = ib_ocq_engine_init(ocq);
+	if (ret)
+		goto out_destroy_cq;
+	ret = ib_ocq_alloc_works(ocq);
+	if (ret)
+		goto out_destroy_engine;
+	ret = ib_ocq_publish(ocq);
+	if (ret)
+		goto out_free_works;
+	return ocq;
+
+out_free_works:
+	ib_ocq_kvfree(ocq->works);
+out_destroy_engine:
+	ocq_engine_destroy(&ocq->engine);
+out_destroy_cq:
+	ib_destroy_cq(ocq->cq);
+out_free_ocq:
+	ib_ocq_kvfree(ocq);
+	return ERR_PTR(ret);
 }
 
 /**
  * __ib_ocq_alloc - allocate a CQ whose completions an ordered CQ dispatches
  * @dev: device to allocate the CQ on
- * @private: ULP context, returned by ib_ocq_private()
+ * @private: ULP context: the CQ's cq_context, also returned by
+ *	ib_ocq_private()
  * @nr_cqe: number of CQ entries
  * @comp_vector: completion vector
  * @attr: mode and tuning; see &struct ib_ocq_attr
  * @caller: module name for resource tracking
  *
- * Completions are dispatched through wc->wr_cqe->done() as with ib_alloc_cq().
- * The CQ's cq_context points at the ordered CQ: done() callbacks find the
- * ULP's context with ib_ocq_private().  The first run, queued before this
- * returns, drains the CQ and arms it.
+ * Completions are dispatched through wc->wr_cqe->done() as with ib_alloc_cq()
+ * with %IB_POLL_WORKQUEUE; the CQ's cq_context is @private.  The first run,
+ * queued before this returns, drains the CQ and arms it.  ib_ocq_alloc_cq()
+ * is the same as a drop-in for ib_alloc_cq().
  *
  * Context: process context; may sleep.
  * Return: the ordered CQ, or ERR_PTR(-EINVAL) for bad arguments,
@@ -328,64 +496,20 @@ struct ib_ocq *__ib_ocq_alloc(struct ib_device *dev, void *private, int nr_cqe,
 			      int comp_vector, const struct ib_ocq_attr *attr,
 			      const char *caller)
 {
-	struct ib_cq_init_attr cq_attr = {
-		.cqe = nr_cqe,
-		.comp_vector = comp_vector,
-	};
-	struct ib_ocq *ocq;
-	int ret;
-
-	if (!dev || !attr || nr_cqe < 1 || comp_vector < 0 ||
-	    comp_vector >= max(dev->num_comp_vectors, 1))
+	if (!attr)
 		return ERR_PTR(-EINVAL);
-	ocq = ib_ocq_kvcalloc(1, sizeof(*ocq));
-	if (!ocq)
-		return ERR_PTR(-ENOMEM);
-	ocq->private = private;
-	ocq->watchdog_ms = attr->watchdog_ms;
-	ocq->pause_ms = attr->pause_ms ?: IB_OCQ_DEFAULT_PAUSE_MS;
-	INIT_DELAYED_WORK(&ocq->watchdog, ib_ocq_watchdog);
-	INIT_DELAYED_WORK(&ocq->lease, ib_ocq_lease);
-
-	/* the provider's allocation fails like ours under fault injection */
-	if (ib_ocq_should_fail())
-		ocq->cq = ERR_PTR(-ENOMEM);
-	else
-		ocq->cq = __ib_create_cq(dev, ib_ocq_comp_handler,
-					 ib_ocq_event_handler, ocq, &cq_attr,
-					 caller);
-	if (IS_ERR(ocq->cq)) {
-		ret = PTR_ERR(ocq->cq);
-		goto out_free_ocq;
-	}
-	ret = ocq_engine_init(&ocq->engine, ocq->cq, attr, num_online_cpus(),
-			      &ib_ocq_engine_ops);
-	if (ret)
-		goto out_destroy_cq;
-	ret = ib_ocq_alloc_works(ocq);
-	if (ret)
-		goto out_destroy_engine;
-	/* pairs with smp_load_acquire() in ib_ocq_comp_handler() */
-	smp_store_release(&ocq->live, true);
-	ib_ocq_publish(ocq);
-	return ocq;
-
-out_destroy_engine:
-	ocq_engine_destroy(&ocq->engine);
-out_destroy_cq:
-	ib_destroy_cq(ocq->cq);
-out_free_ocq:
-	ib_ocq_kvfree(ocq);
-	return ERR_PTR(ret);
+	return ib_ocq_create(dev, private, nr_cqe, comp_vector,
+			     IB_POLL_WORKQUEUE, attr, caller);
 }
 EXPORT_SYMBOL(__ib_ocq_alloc);
 
 /*
- * Take @ocq off the registry.  Only a live ordered CQ is looked at, so a
- * second free is refused without touching freed memory: -ENOENT.  One
- * whose CQ still has QPs stays registered: -EBUSY.
+ * Take @ocq off the registry and the handler table.  Only a live ordered
+ * CQ is looked at, so a second free is refused without touching freed
+ * memory: -ENOENT.  One whose CQ still has QPs stays registered: -EBUSY;
+ * so does a pooled one freed as if it were not, or the reverse: -EPERM.
  */
-static int ib_ocq_unpublish(struct ib_ocq *ocq)
+static int ib_ocq_unpublish(struct ib_ocq *ocq, bool pooled)
 {
 	struct ib_ocq *pos;
 	int ret = -ENOENT;
@@ -394,9 +518,11 @@ static int ib_ocq_unpublish(struct ib_ocq *ocq)
 	list_for_each_entry(pos, &ib_ocq_list, entry) {
 		if (pos != ocq)
 			continue;
-		ret = -EBUSY;
-		if (!atomic_read(&ocq->cq->usecnt)) {
+		ret = ocq->pooled == pooled ? -EBUSY : -EPERM;
+		if (ret == -EBUSY && !atomic_read(&ocq->cq->usecnt)) {
 			list_del(&ocq->entry);
+			rhashtable_remove_fast(&ib_ocq_table, &ocq->node,
+					       ib_ocq_table_params);
 			ret = 0;
 		}
 		break;
@@ -420,16 +546,38 @@ static int ib_ocq_unpublish(struct ib_ocq *ocq)
  */
 void ib_ocq_free(struct ib_ocq *ocq)
 {
+	if (!ocq)
+		return;
+	/* a pooled CQ is shared: it goes back with ib_ocq_cq_pool_put() */
+	if (WARN_ON_ONCE(IS_ERR(ocq) || ib_ocq_unpublish(ocq, false)))
+		return;
+	ib_ocq_destroy(ocq);
+}
+EXPORT_SYMBOL(ib_ocq_free);
+
+/*
+ * Cancel a unit's queued run and wait for a running one.  irq_poll_disable()
+ * leaves the poll scheduled for good, so that no softirq run follows (and
+ * must be called once only); a back-off's delayed work that fires later
+ * schedules nothing.
+ */
+static void ib_ocq_cancel(struct ocq_work *w)
+{
+	cancel_delayed_work_sync(&w->dwork);
+	if (w->ocq->poll_ctx == IB_POLL_SOFTIRQ)
+		irq_poll_disable(&w->iop);
+}
+
+/*
+ * Tear down an OCQ that is off the registry and the handler table: a
+ * handler that found it before is inside its read-side section, which
+ * ocq_engine_disable() waits for.
+ */
+void ib_ocq_destroy(struct ib_ocq *ocq)
+{
 	unsigned int i;
 	int ret;
 
-	if (!ocq)
-		return;
-	if (WARN_ON_ONCE(IS_ERR(ocq)))
-		return;
-	ret = ib_ocq_unpublish(ocq);
-	if (WARN_ON_ONCE(ret))
-		return;
 	cancel_delayed_work_sync(&ocq->watchdog);
 	ocq_engine_disable(&ocq->engine);
 	/*
@@ -440,7 +588,7 @@ void ib_ocq_free(struct ib_ocq *ocq)
 	 * after the disable kick nothing.
 	 */
 	for (i = 0; i < ocq->engine.nr_units; i++)
-		cancel_delayed_work_sync(&ocq->works[i].dwork);
+		ib_ocq_cancel(&ocq->works[i]);
 	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
 	/*
 	 * No run is left to pause, so nothing queues the lease again; a tick
@@ -464,14 +612,55 @@ void ib_ocq_free(struct ib_ocq *ocq)
 	ib_ocq_kvfree(ocq->works);
 	ib_ocq_kvfree(ocq);
 }
-EXPORT_SYMBOL(ib_ocq_free);
+
+/* Take a pooled OCQ off the registry before the pool destroys it. */
+int ib_ocq_release(struct ib_ocq *ocq)
+{
+	return ib_ocq_unpublish(ocq, true);
+}
+
+/* Ordered CQs on @comp_vector of @dev: ib_ocq_alloc_cq_any() spreads them. */
+int ib_ocq_vector_users(struct ib_device *dev, int comp_vector)
+{
+	struct ib_ocq *ocq;
+	int n = 0;
+
+	mutex_lock(&ib_ocq_lock);
+	list_for_each_entry(ocq, &ib_ocq_list, entry)
+		n += ocq->cq->device == dev &&
+		     ocq->cq->comp_vector == comp_vector;
+	mutex_unlock(&ib_ocq_lock);
+	return n;
+}
+
+/**
+ * ib_cq_to_ocq - the ordered CQ of a CQ
+ * @cq: a CQ
+ *
+ * For a ULP that allocated @cq with ib_ocq_alloc_cq(), ib_ocq_alloc_cq_any()
+ * or ib_ocq_cq_pool_get() and wants ib_ocq_pause(), ib_ocq_resume() or
+ * ib_ocq_get_stats() on it.
+ *
+ * Context: any context; @cq must stay allocated meanwhile.
+ * Return: the ordered CQ, or NULL if ocq did not allocate @cq.
+ */
+struct ib_ocq *ib_cq_to_ocq(struct ib_cq *cq)
+{
+	struct ib_ocq *ocq;
+
+	rcu_read_lock();
+	ocq = ib_ocq_lookup(cq);
+	rcu_read_unlock();
+	return ocq;
+}
+EXPORT_SYMBOL(ib_cq_to_ocq);
 
 /**
  * ib_ocq_cq - the CQ of an ordered CQ
  * @ocq: the ordered CQ
  *
  * Pass it as send_cq/recv_cq when creating QPs.  Never poll or arm it:
- * the ordered CQ owns its notification path.
+ * the ordered CQ owns its notification path.  Its cq_context is the ULP's.
  *
  * Context: any context.
  * Return: the CQ.
@@ -487,13 +676,11 @@ EXPORT_SYMBOL(ib_ocq_cq);
  * @cq: a CQ allocated by ib_ocq_alloc(), as passed to done()
  *
  * Context: any context.
- * Return: the @private given to ib_ocq_alloc().
+ * Return: the @private given to ib_ocq_alloc(): cq->cq_context.
  */
 void *ib_ocq_private(struct ib_cq *cq)
 {
-	struct ib_ocq *ocq = cq->cq_context;
-
-	return ocq->private;
+	return cq->cq_context;
 }
 EXPORT_SYMBOL(ib_ocq_private);
 
@@ -566,6 +753,10 @@ static int __init ib_ocq_init(void)
 		destroy_workqueue(ib_ocq_wq);
 		return -ENOMEM;
 	}
+	if (rhashtable_init(&ib_ocq_table, &ib_ocq_table_params))
+		goto out_destroy_wq;
+	if (ib_ocq_pool_init())
+		goto out_destroy_table;
 	ib_ocq_debugfs = debugfs_create_dir("ib_ocq", NULL);
 	debugfs_create_file("live", 0400, ib_ocq_debugfs, NULL,
 			    &ib_ocq_live_fops);
@@ -574,11 +765,21 @@ static int __init ib_ocq_init(void)
 	debugfs_create_atomic_t("fail_nth", 0600, ib_ocq_debugfs,
 				&ib_ocq_fail_nth);
 	return 0;
+
+out_destroy_table:
+	rhashtable_destroy(&ib_ocq_table);
+out_destroy_wq:
+	destroy_workqueue(ib_ocq_unbound_wq);
+	destroy_workqueue(ib_ocq_wq);
+	return -ENOMEM;
 }
 
 static void __exit ib_ocq_exit(void)
 {
+	/* frees the pooled CQs of every device */
+	ib_ocq_pool_exit();
 	debugfs_remove_recursive(ib_ocq_debugfs);
+	rhashtable_destroy(&ib_ocq_table);
 	destroy_workqueue(ib_ocq_unbound_wq);
 	destroy_workqueue(ib_ocq_wq);
 }

@@ -1,239 +1,358 @@
 // SPDX-License-Identifier: GPL-2.0
 //
-// Host unit test of ocq-demo: option parsing, histogram percentiles, parsing of a
-// control file read and the report built from it. No test framework: CHECK counts
-// failures, the exit status is non-zero if any. Run by "make check" (ASan, UBSan).
+// Host unit test of ocq-demo (GoogleTest): the command line, histogram
+// percentiles, parsing of a control file read, the report built from it and its
+// JSON (parsed back with nlohmann-json). Run by "make check" (ASan, UBSan).
 
 #include "../control_file.h"
 #include "../histogram.h"
 #include "../options.h"
 #include "../report.h"
 
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstdlib>
+#include <cstdint>
 #include <fstream>
-#include <iostream>
 #include <sstream>
 #include <string>
 #include <unistd.h>
 #include <vector>
 
 using namespace ocq_demo;
+using nlohmann::json;
 
 namespace {
 
-int gChecks = 0;
-int gFailures = 0;
-
-void check(bool ok, const char *expr, const char *file, int line)
+testing::AssertionResult contains(const std::string &s, const std::string &part)
 {
-	gChecks++;
-	if (!ok) {
-		gFailures++;
-		std::cerr << file << ":" << line << ": CHECK failed: " << expr << "\n";
-	}
+	if (s.find(part) != std::string::npos)
+		return testing::AssertionSuccess();
+	return testing::AssertionFailure() << "'" << part << "' not in:\n" << s;
 }
 
-#define CHECK(expr) check(static_cast<bool>(expr), #expr, __FILE__, __LINE__)
-#define CHECK_EQ(a, b) check((a) == (b), #a " == " #b, __FILE__, __LINE__)
-
-bool near(const std::optional<double> &v, double want)
+testing::AssertionResult near(const std::optional<double> &v, double want)
 {
-	return v && std::fabs(*v - want) <= 1e-6 * std::max(1.0, std::fabs(want));
-}
-
-bool contains(const std::string &s, const std::string &part)
-{
-	return s.find(part) != std::string::npos;
+	if (!v)
+		return testing::AssertionFailure() << "no value, want " << want;
+	if (std::fabs(*v - want) <= 1e-6 * std::max(1.0, std::fabs(want)))
+		return testing::AssertionSuccess();
+	return testing::AssertionFailure() << *v << ", want " << want;
 }
 
 Options parseOk(const std::vector<std::string> &args)
 {
 	Options o;
-	const bool ok = o.parse(args);
-	if (!ok)
-		std::cerr << "unexpected parse error: " << o.error() << "\n";
-	CHECK(ok);
+	EXPECT_TRUE(o.parse(args)) << "unexpected parse error: " << o.error();
 	return o;
 }
 
 std::string parseError(const std::vector<std::string> &args)
 {
 	Options o;
-	CHECK(!o.parse(args));
+	EXPECT_FALSE(o.parse(args));
 	return o.error();
 }
 
-void testNumbers()
+// A usage error as main() reports it: exit status 2 and a message on stderr.
+std::string usageError(const std::vector<std::string> &args)
 {
-	CHECK_EQ(parseUint("0", 0, 10).value_or(99), 0U);
-	CHECK_EQ(parseUint("16", 1, 16).value_or(0), 16U);
-	CHECK(!parseUint("17", 1, 16));
-	CHECK(!parseUint("", 0, 10));
-	CHECK(!parseUint("-1", 0, 10));
-	CHECK(!parseUint("+1", 0, 10));
-	CHECK(!parseUint("1x", 0, 10));
-	CHECK(!parseUint(" 1", 0, 10));
-	CHECK(!parseUint("18446744073709551616", 0, UINT64_MAX)); // 2^64
-	CHECK_EQ(parseUint("18446744073709551615", 0, UINT64_MAX).value_or(0), UINT64_MAX);
-
-	CHECK_EQ(parseSecondsAsMs("20", 3600000).value_or(0), 20000U);
-	CHECK_EQ(parseSecondsAsMs("0.5", 3600000).value_or(0), 500U);
-	CHECK_EQ(parseSecondsAsMs(".25", 3600000).value_or(0), 250U);
-	CHECK_EQ(parseSecondsAsMs("1.125", 3600000).value_or(0), 1125U);
-	CHECK_EQ(parseSecondsAsMs("0", 3600000).value_or(1), 0U);
-	CHECK_EQ(parseSecondsAsMs("3600", 3600000).value_or(0), 3600000U);
-	CHECK(!parseSecondsAsMs("3600.001", 3600000));
-	CHECK(!parseSecondsAsMs("1.", 3600000));
-	CHECK(!parseSecondsAsMs("1.2345", 3600000));
-	CHECK(!parseSecondsAsMs(".", 3600000));
-	CHECK(!parseSecondsAsMs("", 3600000));
-	CHECK(!parseSecondsAsMs("1e3", 3600000));
-	CHECK(!parseSecondsAsMs("-1", 3600000));
+	Options o;
+	std::ostringstream err;
+	EXPECT_EQ(parseCommandLine(args, o, err), kExitUsage);
+	EXPECT_TRUE(contains(err.str(), "Try 'ocq-demo --help'."));
+	return err.str();
 }
 
-void testMix()
+TEST(Numbers, ParseUint)
 {
-	CHECK(checkMix("null:1,echo:1,read:1,write:1").empty());
-	CHECK(checkMix("echo:5").empty());
-	CHECK(checkMix("null:0,write:100").empty());
-	CHECK(!checkMix("").empty());
-	CHECK(!checkMix("null:0").empty());
-	CHECK(!checkMix("null").empty());
-	CHECK(!checkMix("null:1,").empty());
-	CHECK(!checkMix("null:1,,echo:1").empty());
-	CHECK(!checkMix("nfs:1").empty());
-	CHECK(!checkMix("null:1,null:2").empty());
-	CHECK(!checkMix("null:101").empty());
-	CHECK(!checkMix("null:-1").empty());
+	EXPECT_EQ(parseUint("0", 0, 10).value_or(99), 0U);
+	EXPECT_EQ(parseUint("16", 1, 16).value_or(0), 16U);
+	EXPECT_FALSE(parseUint("17", 1, 16));
+	EXPECT_FALSE(parseUint("", 0, 10));
+	EXPECT_FALSE(parseUint("-1", 0, 10));
+	EXPECT_FALSE(parseUint("+1", 0, 10));
+	EXPECT_FALSE(parseUint("1x", 0, 10));
+	EXPECT_FALSE(parseUint(" 1", 0, 10));
+	EXPECT_FALSE(parseUint("0x1", 0, 10));
+	EXPECT_FALSE(parseUint("18446744073709551616", 0, UINT64_MAX)); // 2^64
+	EXPECT_EQ(parseUint("18446744073709551615", 0, UINT64_MAX).value_or(0), UINT64_MAX);
+	EXPECT_EQ(parseUint("010", 0, 10).value_or(0), 10U); // decimal, not octal
 }
 
-void testOptions()
+TEST(Numbers, ParseSecondsAsMs)
 {
-	Options o = parseOk({"run"});
-	CHECK(o.command() == Command::kRun);
-	CHECK_EQ(o.startCommand(), "start");
-	CHECK_EQ(o.control, kDefaultControl);
-	CHECK_EQ(o.intervalMs, 1000U);
+	EXPECT_EQ(parseSecondsAsMs("20", 3600000).value_or(0), 20000U);
+	EXPECT_EQ(parseSecondsAsMs("0.5", 3600000).value_or(0), 500U);
+	EXPECT_EQ(parseSecondsAsMs(".25", 3600000).value_or(0), 250U);
+	EXPECT_EQ(parseSecondsAsMs("1.125", 3600000).value_or(0), 1125U);
+	EXPECT_EQ(parseSecondsAsMs("0", 3600000).value_or(1), 0U);
+	EXPECT_EQ(parseSecondsAsMs("3600", 3600000).value_or(0), 3600000U);
+	EXPECT_FALSE(parseSecondsAsMs("3600.001", 3600000));
+	EXPECT_FALSE(parseSecondsAsMs("1.", 3600000));
+	EXPECT_FALSE(parseSecondsAsMs("1.2345", 3600000));
+	EXPECT_FALSE(parseSecondsAsMs(".", 3600000));
+	EXPECT_FALSE(parseSecondsAsMs("", 3600000));
+	EXPECT_FALSE(parseSecondsAsMs("1e3", 3600000));
+	EXPECT_FALSE(parseSecondsAsMs("-1", 3600000));
+}
 
-	o = parseOk({"run",
-		     "--conns",
-		     "2",
-		     "--credits",
-		     "128",
-		     "--calls",
-		     "1000",
-		     "--duration",
-		     "2.5",
-		     "--mix",
-		     "null:1,echo:3",
-		     "--echo-size",
-		     "4096",
-		     "--chunk-size",
-		     "512",
-		     "--path",
-		     "ocq-parallel",
-		     "--work-ns",
-		     "1000000",
-		     "--postpone",
-		     "--json",
-		     "out.json",
-		     "--control",
-		     "/tmp/ctl",
-		     "--interval",
-		     "250"});
-	CHECK_EQ(o.startCommand(), "start conns=2 credits=128 calls=1000 duration_ms=2500 "
-				   "mix=null:1,echo:3 echo_size=4096 chunk_size=512 "
-				   "path=ocq-parallel work_ns=1000000 postpone=1");
-	CHECK_EQ(o.jsonFile, "out.json");
-	CHECK_EQ(o.control, "/tmp/ctl");
-	CHECK_EQ(o.intervalMs, 250U);
-	CHECK(!o.dryRun);
+TEST(Numbers, CheckMix)
+{
+	EXPECT_EQ(checkMix("null:1,echo:1,read:1,write:1"), "");
+	EXPECT_EQ(checkMix("echo:5"), "");
+	EXPECT_EQ(checkMix("null:0,write:100"), "");
+	EXPECT_NE(checkMix(""), "");
+	EXPECT_NE(checkMix("null:0"), "");
+	EXPECT_NE(checkMix("null"), "");
+	EXPECT_NE(checkMix("null:1,"), "");
+	EXPECT_NE(checkMix("null:1,,echo:1"), "");
+	EXPECT_NE(checkMix("nfs:1"), "");
+	EXPECT_NE(checkMix("null:1,null:2"), "");
+	EXPECT_NE(checkMix("null:101"), "");
+	EXPECT_NE(checkMix("null:-1"), "");
+}
 
-	// --opt=value, and a later option overrides an earlier one
-	o = parseOk({"run", "--conns=4", "--path=naive", "--conns", "8", "--dry-run"});
-	CHECK_EQ(o.startCommand(), "start conns=8 path=naive");
-	CHECK(o.dryRun);
+TEST(CommandLine, Defaults)
+{
+	const Options o = parseOk({"run"});
+	EXPECT_EQ(o.command(), Command::kRun);
+	EXPECT_EQ(o.startCommand(), "start");
+	EXPECT_EQ(o.control, kDefaultControl);
+	EXPECT_EQ(o.intervalMs, 1000U);
+	EXPECT_EQ(o.jsonFile, "");
+	EXPECT_FALSE(o.dryRun);
+	EXPECT_FALSE(o.postpone);
+	EXPECT_FALSE(o.statusJson);
+}
 
-	// every path name is accepted
+TEST(CommandLine, EveryRunOption)
+{
+	const Options o = parseOk({"run",
+				   "--conns",
+				   "2",
+				   "--credits",
+				   "128",
+				   "--calls",
+				   "1000",
+				   "--duration",
+				   "2.5",
+				   "--mix",
+				   "null:1,echo:3",
+				   "--echo-size",
+				   "4096",
+				   "--chunk-size",
+				   "512",
+				   "--path",
+				   "ocq-parallel",
+				   "--work-ns",
+				   "1000000",
+				   "--postpone",
+				   "--json",
+				   "out.json",
+				   "--control",
+				   "/tmp/ctl",
+				   "--interval",
+				   "250"});
+	EXPECT_EQ(o.startCommand(), "start conns=2 credits=128 calls=1000 duration_ms=2500 "
+				    "mix=null:1,echo:3 echo_size=4096 chunk_size=512 "
+				    "path=ocq-parallel work_ns=1000000 postpone=1");
+	EXPECT_EQ(o.jsonFile, "out.json");
+	EXPECT_EQ(o.control, "/tmp/ctl");
+	EXPECT_EQ(o.intervalMs, 250U);
+	EXPECT_FALSE(o.dryRun);
+}
+
+// every option in its --opt=VALUE form, at the ends of its range
+TEST(CommandLine, EveryRunOptionWithEquals)
+{
+	const Options o = parseOk({"run", "--conns=16", "--credits=1", "--calls=4294967295",
+				   "--duration=.001", "--mix=write:100", "--echo-size=1",
+				   "--chunk-size=1048576", "--path=locked", "--work-ns=0",
+				   "--json=-", "--control=/x", "--interval=60000", "--dry-run"});
+	EXPECT_EQ(o.startCommand(), "start conns=16 credits=1 calls=4294967295 duration_ms=1 "
+				    "mix=write:100 echo_size=1 chunk_size=1048576 path=locked "
+				    "work_ns=0");
+	EXPECT_EQ(o.jsonFile, "-");
+	EXPECT_EQ(o.control, "/x");
+	EXPECT_EQ(o.intervalMs, 60000U);
+	EXPECT_TRUE(o.dryRun);
+	EXPECT_EQ(parseOk({"run", "--interval", "10"}).intervalMs, 10U);
+	EXPECT_EQ(parseOk({"run", "--json", "-"}).jsonFile, "-");
+	EXPECT_EQ(parseOk({"run", "--duration", "3600"}).startCommand(),
+		  "start duration_ms=3600000");
+}
+
+TEST(CommandLine, LaterOptionWins)
+{
+	const Options o =
+		parseOk({"run", "--conns=4", "--path=naive", "--conns", "8", "--dry-run"});
+	EXPECT_EQ(o.startCommand(), "start conns=8 path=naive");
+	EXPECT_TRUE(o.dryRun);
+	EXPECT_EQ(parseOk({"run", "--json", "a", "--json", "b"}).jsonFile, "b");
+	EXPECT_EQ(parseOk({"run", "--postpone", "--postpone"}).startCommand(), "start postpone=1");
+}
+
+TEST(CommandLine, Paths)
+{
 	for (const auto &p : pathNames())
-		CHECK_EQ(parseOk({"run", "--path", p}).startCommand(), "start path=" + p);
-	CHECK(isOcqPath("ocq-strict") && isOcqPath("ocq-flow") && isOcqPath("ocq-parallel"));
-	CHECK(!isOcqPath("naive") && !isOcqPath("upstream-wq") && !isOcqPath("locked"));
+		EXPECT_EQ(parseOk({"run", "--path", p}).startCommand(), "start path=" + p);
+	EXPECT_TRUE(isOcqPath("ocq-strict") && isOcqPath("ocq-flow") && isOcqPath("ocq-parallel"));
+	EXPECT_TRUE(!isOcqPath("naive") && !isOcqPath("upstream-wq") && !isOcqPath("locked"));
+}
 
+TEST(CommandLine, Commands)
+{
 	// --calls alone, --duration 0 with calls: fine
-	CHECK_EQ(parseOk({"run", "--calls", "5", "--duration", "0"}).startCommand(),
-		 "start calls=5 duration_ms=0");
+	EXPECT_EQ(parseOk({"run", "--calls", "5", "--duration", "0"}).startCommand(),
+		  "start calls=5 duration_ms=0");
 
-	CHECK(parseOk({"stop"}).command() == Command::kStop);
-	CHECK(parseOk({"status", "--control", "/x"}).command() == Command::kStatus);
-	CHECK_EQ(parseOk({"status", "--control=/x"}).control, "/x");
-	CHECK(parseOk({"--help"}).command() == Command::kHelp);
-	CHECK(parseOk({"-h"}).command() == Command::kHelp);
-	CHECK(contains(parseError({"run", "--conns", "99", "--help"}),
-		       "1..16")); // first error wins
-	CHECK(parseOk({"run", "--help"}).command() == Command::kHelp);
-	CHECK(parseOk({"--version"}).command() == Command::kVersion);
-	CHECK(parseOk({"help"}).command() == Command::kHelp);
+	EXPECT_EQ(parseOk({"stop"}).command(), Command::kStop);
+	EXPECT_EQ(parseOk({"stop", "--control", "/y"}).control, "/y");
+	EXPECT_EQ(parseOk({"status", "--control", "/x"}).command(), Command::kStatus);
+	EXPECT_EQ(parseOk({"status", "--control=/x"}).control, "/x");
+	EXPECT_FALSE(parseOk({"status"}).statusJson);
+	EXPECT_TRUE(parseOk({"status", "--json"}).statusJson);
+	EXPECT_TRUE(parseOk({"status", "--control", "/x", "--json"}).statusJson);
+	EXPECT_EQ(parseOk({"--help"}).command(), Command::kHelp);
+	EXPECT_EQ(parseOk({"-h"}).command(), Command::kHelp);
+	EXPECT_TRUE(contains(parseError({"run", "--conns", "99", "--help"}),
+			     "1..16")); // first error wins
+	EXPECT_EQ(parseOk({"run", "--help"}).command(), Command::kHelp);
+	EXPECT_EQ(parseOk({"status", "-h"}).command(), Command::kHelp);
+	EXPECT_EQ(parseOk({"--version"}).command(), Command::kVersion);
+	EXPECT_EQ(parseOk({"help"}).command(), Command::kHelp);
 
-	// usage errors
-	CHECK(contains(parseError({}), "no command"));
-	CHECK(contains(parseError({"bogus"}), "unknown command"));
-	CHECK(contains(parseError({"--conns", "2"}), "before the command"));
-	CHECK(contains(parseError({"run", "--conns", "0"}), "1..16"));
-	CHECK(contains(parseError({"run", "--conns", "17"}), "1..16"));
-	CHECK(contains(parseError({"run", "--conns", "two"}), "--conns"));
-	CHECK(contains(parseError({"run", "--credits", "129"}), "1..128"));
-	CHECK(contains(parseError({"run", "--echo-size", "0"}), "1..4096"));
-	CHECK(contains(parseError({"run", "--echo-size", "4097"}), "1..4096"));
-	CHECK(contains(parseError({"run", "--chunk-size", "511"}), "512..1048576"));
-	CHECK(contains(parseError({"run", "--chunk-size", "1048577"}), "512..1048576"));
-	CHECK(contains(parseError({"run", "--work-ns", "1000001"}), "0..1000000"));
-	CHECK(contains(parseError({"run", "--interval", "5"}), "10..60000"));
-	CHECK(contains(parseError({"run", "--duration", "abc"}), "--duration"));
-	CHECK(contains(parseError({"run", "--path", "fast"}), "unknown path"));
-	CHECK(contains(parseError({"run", "--mix", "nfs:1"}), "--mix"));
-	CHECK(contains(parseError({"run", "--conns"}), "needs a value"));
-	CHECK(contains(parseError({"run", "--postpone=1"}), "takes no value"));
-	CHECK(contains(parseError({"run", "--frobnicate"}), "unknown option"));
-	CHECK(contains(parseError({"run", "-c", "2"}), "unexpected argument"));
-	CHECK(contains(parseError({"run", "extra"}), "unexpected argument"));
-	CHECK(contains(parseError({"run", "--"}), "unexpected argument"));
-	CHECK(contains(parseError({"status", "--conns", "2"}), "only for 'run'"));
-	CHECK(contains(parseError({"stop", "--json", "x"}), "only for 'run'"));
-	CHECK(contains(parseError({"run", "--json", ""}), "empty"));
-	CHECK(contains(parseError({"run", "--calls", "0", "--duration", "0"}), "never end"));
-	CHECK(contains(parseError({"run", "--calls", "4294967296"}), "0..4294967295"));
-	CHECK(contains(parseError({"run", "--duration", "3601"}), "0..3600"));
+	Options o;
+	std::ostringstream err;
+	EXPECT_EQ(parseCommandLine({"run", "--dry-run"}, o, err), kExitOk);
+	EXPECT_EQ(err.str(), "");
+}
 
-	// the help text documents every option and the exit codes
+TEST(CommandLine, UsageErrors)
+{
+	EXPECT_TRUE(contains(parseError({}), "no command"));
+	EXPECT_TRUE(contains(parseError({"bogus"}), "unknown command"));
+	EXPECT_TRUE(contains(parseError({"--conns", "2"}), "before the command"));
+	EXPECT_TRUE(contains(parseError({"run", "--conns", "0"}), "1..16"));
+	EXPECT_TRUE(contains(parseError({"run", "--conns", "17"}), "1..16"));
+	EXPECT_TRUE(contains(parseError({"run", "--conns", "two"}), "--conns"));
+	EXPECT_TRUE(contains(parseError({"run", "--credits", "129"}), "1..128"));
+	EXPECT_TRUE(contains(parseError({"run", "--echo-size", "0"}), "1..4096"));
+	EXPECT_TRUE(contains(parseError({"run", "--echo-size", "4097"}), "1..4096"));
+	EXPECT_TRUE(contains(parseError({"run", "--chunk-size", "511"}), "512..1048576"));
+	EXPECT_TRUE(contains(parseError({"run", "--chunk-size", "1048577"}), "512..1048576"));
+	EXPECT_TRUE(contains(parseError({"run", "--work-ns", "1000001"}), "0..1000000"));
+	EXPECT_TRUE(contains(parseError({"run", "--interval", "5"}), "10..60000"));
+	EXPECT_TRUE(contains(parseError({"run", "--duration", "abc"}), "--duration"));
+	EXPECT_TRUE(contains(parseError({"run", "--path", "fast"}), "unknown path"));
+	EXPECT_TRUE(contains(parseError({"run", "--mix", "nfs:1"}), "--mix"));
+	EXPECT_TRUE(contains(parseError({"run", "--conns"}), "needs a value"));
+	EXPECT_TRUE(contains(parseError({"run", "--postpone=1"}), "takes no value"));
+	EXPECT_TRUE(contains(parseError({"run", "--frobnicate"}), "unknown option"));
+	EXPECT_TRUE(contains(parseError({"run", "-c", "2"}), "unexpected argument"));
+	EXPECT_TRUE(contains(parseError({"run", "extra"}), "unexpected argument"));
+	EXPECT_TRUE(contains(parseError({"run", "--"}), "unexpected argument"));
+	EXPECT_TRUE(contains(parseError({"status", "--conns", "2"}), "only for 'run'"));
+	EXPECT_TRUE(contains(parseError({"stop", "--json", "x"}), "only for 'run'"));
+	EXPECT_TRUE(contains(parseError({"run", "--json", ""}), "empty"));
+	EXPECT_TRUE(contains(parseError({"run", "--calls", "0", "--duration", "0"}), "never end"));
+	EXPECT_TRUE(contains(parseError({"run", "--calls", "4294967296"}), "0..4294967295"));
+	EXPECT_TRUE(contains(parseError({"run", "--duration", "3601"}), "0..3600"));
+}
+
+// Each option's bad values, as main() reports them: exit status 2, the message.
+TEST(CommandLine, BadValuesExit2)
+{
+	struct Bad {
+		std::vector<std::string> args;
+		std::string message;
+	};
+	const Bad bad[] = {
+		{{"run", "--conns", "0"}, "--conns: '0' is not an integer in 1..16"},
+		{{"run", "--conns=-1"}, "--conns: '-1' is not an integer in 1..16"},
+		{{"run", "--conns", "0x2"}, "--conns: '0x2' is not an integer in 1..16"},
+		{{"run", "--credits", "0"}, "--credits: '0' is not an integer in 1..128"},
+		{{"run", "--calls", "-1"}, "--calls: '-1' is not an integer in 0..4294967295"},
+		{{"run", "--duration", "1.2345"},
+		 "--duration: '1.2345' is not a number of seconds in 0..3600 (at most 3 decimals)"},
+		{{"run", "--mix", "null:1,null:2"}, "--mix: procedure 'null' given twice"},
+		{{"run", "--mix", "null:0"}, "--mix: every weight is 0"},
+		{{"run", "--echo-size", "x"}, "--echo-size: 'x' is not an integer in 1..4096"},
+		{{"run", "--chunk-size", "1k"},
+		 "--chunk-size: '1k' is not an integer in 512..1048576"},
+		{{"run", "--path", "OCQ-FLOW"}, "--path: unknown path 'OCQ-FLOW' (ocq-strict, "},
+		{{"run", "--work-ns", "1e3"}, "--work-ns: '1e3' is not an integer in 0..1000000"},
+		{{"run", "--postpone=true"}, "option --postpone takes no value"},
+		{{"run", "--dry-run=1"}, "option --dry-run takes no value"},
+		{{"run", "--json", ""}, "--json: empty file name"},
+		{{"run", "--json"}, "option --json needs a value"},
+		{{"run", "--control", ""}, "--control: empty path"},
+		{{"stop", "--control="}, "option --control needs a value"},
+		{{"status", "--control", ""}, "--control: empty path"},
+		{{"status", "--json=1"}, "option --json takes no value"},
+		{{"status", "--json", "x"}, "unexpected argument 'x'"},
+		{{"status", "--interval", "100"}, "option --interval is only for 'run'"},
+		{{"stop", "--dry-run"}, "option --dry-run is only for 'run'"},
+		{{"run", "--interval", "60001"},
+		 "--interval: '60001' is not an integer in 10..60000"},
+		{{"run", "--interval"}, "option --interval needs a value"},
+		{{"run", "--version"}, "unknown option --version"},
+		{{"run", "stop"}, "unexpected argument 'stop'"},
+		{{"--frob", "run"}, "unknown option --frob before the command"},
+		{{"nope"}, "unknown command 'nope' (run, stop, status)"},
+		{{}, "no command given (run, stop, status)"},
+		{{"run", "--calls=0", "--duration=0"},
+		 "--calls 0 and --duration 0: the run would never end"},
+	};
+	for (const auto &b : bad) {
+		std::string all;
+		for (const auto &a : b.args)
+			all += " " + a;
+		SCOPED_TRACE("ocq-demo" + all);
+		EXPECT_TRUE(contains(usageError(b.args), "ocq-demo: " + b.message));
+	}
+}
+
+TEST(CommandLine, HelpDocumentsEverything)
+{
 	const std::string help = usageText();
 	for (const char *opt :
 	     {"--conns", "--credits", "--calls", "--duration", "--mix", "--echo-size",
 	      "--chunk-size", "--path", "--work-ns", "--postpone", "--json", "--control",
 	      "--interval", "--dry-run", "--help", "--version", "interpolated", "Exit status"})
-		CHECK(contains(help, opt));
+		EXPECT_TRUE(contains(help, opt));
 	for (const auto &p : pathNames())
-		CHECK(contains(help, p));
+		EXPECT_TRUE(contains(help, p));
+	for (const char *s : {"run", "stop", "status", "ocq-demo status [--json]", "'-' writes",
+			      "  0  the run is done", "  1  the run failed", "  2  usage error",
+			      "  3  control file unavailable"})
+		EXPECT_TRUE(contains(help, s));
+	// wrapped for a terminal
+	std::istringstream lines(help);
+	std::string line;
+	while (std::getline(lines, line))
+		EXPECT_LE(line.size(), 80U) << line;
 }
 
-void testHistogram()
+TEST(HistogramTest, Percentiles)
 {
-	CHECK(!Histogram({}).percentile(0.5));
-	CHECK(!Histogram(std::vector<std::uint64_t>(40, 0)).percentile(0.5));
+	EXPECT_FALSE(Histogram({}).percentile(0.5));
+	EXPECT_FALSE(Histogram(std::vector<std::uint64_t>(40, 0)).percentile(0.5));
 
 	// 100 calls, all in bucket 10: [1024, 2048) ns
 	std::vector<std::uint64_t> h(40, 0);
 	h[10] = 100;
 	const Histogram one(h);
-	CHECK_EQ(one.total(), 100U);
-	CHECK(near(one.percentile(0.5), 1536));
-	CHECK(near(one.percentile(0.99), 1024 + 0.99 * 1024));
-	CHECK(near(one.percentile(0.0), 1024));
-	CHECK(near(one.percentile(1.0), 2048));
-	CHECK(!one.percentile(-0.1));
-	CHECK(!one.percentile(1.5));
+	EXPECT_EQ(one.total(), 100U);
+	EXPECT_TRUE(near(one.percentile(0.5), 1536));
+	EXPECT_TRUE(near(one.percentile(0.99), 1024 + 0.99 * 1024));
+	EXPECT_TRUE(near(one.percentile(0.0), 1024));
+	EXPECT_TRUE(near(one.percentile(1.0), 2048));
+	EXPECT_FALSE(one.percentile(-0.1));
+	EXPECT_FALSE(one.percentile(1.5));
 
 	// 90 in [4096, 8192), 9 in [8192, 16384), 1 in [2^20, 2^21)
 	h.assign(40, 0);
@@ -241,22 +360,22 @@ void testHistogram()
 	h[13] = 9;
 	h[20] = 1;
 	const Histogram three(h);
-	CHECK(near(three.percentile(0.5), 4096 + 4096 * (50.0 / 90)));
-	CHECK(near(three.percentile(0.9), 8192)); // rank 90: top of bucket 12
-	CHECK(near(three.percentile(0.99), 16384)); // rank 99: top of bucket 13
-	CHECK(near(three.percentile(0.999), 1048576 + 1048576 * ((99.9 - 99) / 1)));
+	EXPECT_TRUE(near(three.percentile(0.5), 4096 + 4096 * (50.0 / 90)));
+	EXPECT_TRUE(near(three.percentile(0.9), 8192)); // rank 90: top of bucket 12
+	EXPECT_TRUE(near(three.percentile(0.99), 16384)); // rank 99: top of bucket 13
+	EXPECT_TRUE(near(three.percentile(0.999), 1048576 + 1048576 * ((99.9 - 99) / 1)));
 	// monotonic
 	double last = 0;
 	for (int i = 0; i <= 1000; i++) {
 		const auto v = three.percentile(i / 1000.0);
-		CHECK(v && *v >= last);
+		EXPECT_TRUE(v && *v >= last) << "at q=" << i / 1000.0;
 		last = v.value_or(last);
 	}
 
 	// the top bucket (39) and a huge count do not overflow
 	h.assign(40, 0);
 	h[39] = UINT64_MAX / 2;
-	CHECK(near(Histogram(h).percentile(0.5), std::ldexp(1.5, 39)));
+	EXPECT_TRUE(near(Histogram(h).percentile(0.5), std::ldexp(1.5, 39)));
 }
 
 // A control file read as the module prints it, with a key this version does not
@@ -291,106 +410,300 @@ const char *const kSample =
 	"bad key=1\n"
 	"error=\n";
 
-void testStatus()
+TEST(StatusTest, Parse)
 {
 	const Status st = Status::parse(kSample);
-	CHECK_EQ(st.state(), "done");
-	CHECK(st.finished());
-	CHECK_EQ(st.str("path"), "ocq-flow");
-	CHECK_EQ(st.num("calls").value_or(0), 100000U);
-	CHECK_EQ(st.num("future_counter").value_or(0), 7U);
-	CHECK(st.has("error") && st.str("error").empty());
-	CHECK(!st.has("bad key"));
-	CHECK(!st.num("path"));
-	CHECK(!st.num("missing"));
+	EXPECT_EQ(st.state(), "done");
+	EXPECT_TRUE(st.finished());
+	EXPECT_EQ(st.str("path"), "ocq-flow");
+	EXPECT_EQ(st.num("calls").value_or(0), 100000U);
+	EXPECT_EQ(st.num("future_counter").value_or(0), 7U);
+	EXPECT_TRUE(st.has("error") && st.str("error").empty());
+	EXPECT_FALSE(st.has("bad key"));
+	EXPECT_FALSE(st.num("path"));
+	EXPECT_FALSE(st.num("missing"));
 	const auto h = st.latHist();
-	CHECK_EQ(h.size(), 40U);
-	CHECK_EQ(h[14], 40000U);
-	CHECK_EQ(Histogram(h).total(), 100000U);
+	ASSERT_EQ(h.size(), 40U);
+	EXPECT_EQ(h[14], 40000U);
+	EXPECT_EQ(Histogram(h).total(), 100000U);
 
-	CHECK(Status::parse("state=stopped\n").finished());
-	CHECK(Status::parse("state=aborted\n").finished());
-	CHECK(!Status::parse("state=running\n").finished());
-	CHECK(!Status::parse("state=idle\n").finished());
-	CHECK(!Status::parse("").finished());
-	CHECK(Status::parse("lat_hist=1,x,3\n").latHist().empty());
-	CHECK(Status::parse("state=done\r\nstate=running\r\n").state() == "running");
-	CHECK_EQ(Status::parse(" calls = 5 \n").num("calls").value_or(0), 5U);
+	EXPECT_TRUE(Status::parse("state=stopped\n").finished());
+	EXPECT_TRUE(Status::parse("state=aborted\n").finished());
+	EXPECT_FALSE(Status::parse("state=running\n").finished());
+	EXPECT_FALSE(Status::parse("state=idle\n").finished());
+	EXPECT_FALSE(Status::parse("").finished());
+	EXPECT_TRUE(Status::parse("lat_hist=1,x,3\n").latHist().empty());
+	EXPECT_EQ(Status::parse("state=done\r\nstate=running\r\n").state(), "running");
+	EXPECT_EQ(Status::parse(" calls = 5 \n").num("calls").value_or(0), 5U);
+}
 
-	const Report r(st, "start path=ocq-flow");
-	CHECK(r.passed());
-	CHECK(near(r.callsPerSec(), 5000));
-	CHECK(near(r.mbPerSec(), 2.5));
-	CHECK(near(r.per1kCompletions("events"), 250));
-	CHECK(near(r.per1kCompletions("runs"), 200));
-	CHECK(near(r.emptyRunsPct(), 1));
-	CHECK(near(r.latencyNs(0.5), 32768 + 32768 * (10000.0 / 58500)));
-	CHECK(near(r.latencyNs(0.99), 65536 + 65536 * (500.0 / 1400)));
-	CHECK(near(r.latencyNs(0.999), 131072)); // rank 99900: the top of bucket 16
+TEST(ReportTest, DerivedValuesAndTable)
+{
+	const Report r(Status::parse(kSample), "start path=ocq-flow");
+	EXPECT_TRUE(r.passed());
+	EXPECT_TRUE(near(r.callsPerSec(), 5000));
+	EXPECT_TRUE(near(r.mbPerSec(), 2.5));
+	EXPECT_TRUE(near(r.per1kCompletions("events"), 250));
+	EXPECT_TRUE(near(r.per1kCompletions("runs"), 200));
+	EXPECT_TRUE(near(r.emptyRunsPct(), 1));
+	EXPECT_TRUE(near(r.latencyNs(0.5), 32768 + 32768 * (10000.0 / 58500)));
+	EXPECT_TRUE(near(r.latencyNs(0.99), 65536 + 65536 * (500.0 / 1400)));
+	EXPECT_TRUE(near(r.latencyNs(0.999), 131072)); // rank 99900: the top of bucket 16
 
 	const std::string table = r.table();
-	CHECK(contains(table, "5000.0 calls/s"));
-	CHECK(contains(table, "2.50 MB/s"));
-	CHECK(contains(table, "250.0 per 1k completions"));
-	CHECK(contains(table, "400 (1.00 % of runs)"));
-	CHECK(contains(table, "result: PASS"));
+	EXPECT_TRUE(contains(table, "5000.0 calls/s"));
+	EXPECT_TRUE(contains(table, "2.50 MB/s"));
+	EXPECT_TRUE(contains(table, "250.0 per 1k completions"));
+	EXPECT_TRUE(contains(table, "400 (1.00 % of runs)"));
+	EXPECT_TRUE(contains(table, "result: PASS"));
+}
 
-	const std::string json = r.json();
-	CHECK(json.front() == '{' && json.substr(json.size() - 2) == "}\n");
-	CHECK(contains(json, "\"calls_per_sec\": 5000.0,"));
-	CHECK(contains(json, "\"passed\": true,"));
-	CHECK(contains(json, "\"reorders\": 0,"));
-	CHECK(contains(json, "\"future_counter\": 7"));
-	CHECK(contains(json, "\"path\": \"ocq-flow\""));
-	CHECK(contains(json, "\"command\": \"start path=ocq-flow\""));
-	CHECK(contains(json, "\"lat_hist\": [0, 0,"));
-	CHECK(contains(json, "\"error\": \"\""));
+// The keys of the run JSON, in order, and the type each one has for kSample: what
+// tools/testing/bench/aggregate.py, selftests/soak/soak_demo.sh and demo.sh read.
+const std::vector<std::pair<const char *, json::value_t>> kRunKeys = {
+	{"ocq_demo_version", json::value_t::string},
+	{"command", json::value_t::string},
+	{"state", json::value_t::string},
+	{"path", json::value_t::string},
+	{"passed", json::value_t::boolean},
+	{"verdict", json::value_t::string},
+	{"error", json::value_t::string},
+	{"conns", json::value_t::number_unsigned},
+	{"credits", json::value_t::number_unsigned},
+	{"elapsed_ms", json::value_t::number_unsigned},
+	{"calls", json::value_t::number_unsigned},
+	{"bytes", json::value_t::number_unsigned},
+	{"calls_per_sec", json::value_t::number_float},
+	{"mb_per_sec", json::value_t::number_float},
+	{"latency_p50_ns", json::value_t::number_unsigned},
+	{"latency_p99_ns", json::value_t::number_unsigned},
+	{"latency_p999_ns", json::value_t::number_unsigned},
+	{"completions", json::value_t::number_unsigned},
+	{"events_per_1k_completions", json::value_t::number_float},
+	{"runs_per_1k_completions", json::value_t::number_float},
+	{"empty_runs", json::value_t::number_unsigned},
+	{"empty_runs_pct", json::value_t::number_float},
+	{"repolls", json::value_t::number_unsigned},
+	{"credit_stalls", json::value_t::number_unsigned},
+	{"reorders", json::value_t::number_unsigned},
+	{"lost", json::value_t::number_unsigned},
+	{"duplicated", json::value_t::number_unsigned},
+	{"errors", json::value_t::number_unsigned},
+	{"counters", json::value_t::object},
+	{"lat_hist", json::value_t::array},
+	{"raw", json::value_t::object},
+};
 
+TEST(ReportTest, Json)
+{
+	const Report r(Status::parse(kSample), "start path=ocq-flow");
+	const std::string text = r.json();
+	ASSERT_FALSE(text.empty());
+	EXPECT_EQ(text.front(), '{');
+	EXPECT_EQ(text.substr(text.size() - 2), "}\n");
+	const json j = json::parse(text);
+	ASSERT_TRUE(j.is_object());
+
+	// every key, in this order, with this type, and no other
+	std::vector<std::string> keys;
+	const auto ordered = nlohmann::ordered_json::parse(text);
+	for (const auto &kv : ordered.items())
+		keys.push_back(kv.key());
+	ASSERT_EQ(keys.size(), kRunKeys.size());
+	for (std::size_t i = 0; i < kRunKeys.size(); i++) {
+		EXPECT_EQ(keys[i], kRunKeys[i].first);
+		EXPECT_EQ(j[kRunKeys[i].first].type(), kRunKeys[i].second) << kRunKeys[i].first;
+	}
+
+	EXPECT_EQ(j["ocq_demo_version"], kVersion);
+	EXPECT_EQ(j["command"], "start path=ocq-flow");
+	EXPECT_EQ(j["state"], "done");
+	EXPECT_EQ(j["path"], "ocq-flow");
+	EXPECT_EQ(j["passed"], true);
+	EXPECT_EQ(j["verdict"], "pass");
+	EXPECT_EQ(j["error"], "");
+	EXPECT_EQ(j["conns"], 2);
+	EXPECT_EQ(j["calls"], 100000);
+	EXPECT_EQ(j["calls_per_sec"], 5000.0);
+	EXPECT_EQ(j["mb_per_sec"], 2.5);
+	EXPECT_EQ(j["latency_p50_ns"], 38369); // 32768 + 32768 * 10000 / 58500, rounded
+	EXPECT_EQ(j["latency_p999_ns"], 131072);
+	EXPECT_EQ(j["events_per_1k_completions"], 250.0);
+	EXPECT_EQ(j["runs_per_1k_completions"], 200.0);
+	EXPECT_EQ(j["empty_runs_pct"], 1.0);
+	EXPECT_EQ(j["reorders"], 0);
+	EXPECT_EQ(j["credit_stalls"], 12);
+	// the text keeps a decimal point on the derived rates
+	EXPECT_TRUE(contains(text, "\"calls_per_sec\": 5000.0,"));
+	EXPECT_TRUE(contains(text, "\"passed\": true,"));
+	EXPECT_TRUE(contains(text, "\"reorders\": 0,"));
+
+	// every numeric value of the read, known or not; noise lines left out
+	const json &c = j["counters"];
+	EXPECT_EQ(c["future_counter"], 7);
+	EXPECT_EQ(c["cpu_ns"], 123456789);
+	EXPECT_EQ(c["calls_target"], 0);
+	EXPECT_FALSE(c.contains("path"));
+	EXPECT_FALSE(c.contains("error"));
+	EXPECT_FALSE(c.contains("lat_hist"));
+	EXPECT_FALSE(c.contains("bad key"));
+	for (const auto &kv : c.items())
+		EXPECT_TRUE(kv.value().is_number_unsigned()) << kv.key();
+
+	ASSERT_EQ(j["lat_hist"].size(), 40U);
+	EXPECT_EQ(j["lat_hist"][0], 0);
+	EXPECT_EQ(j["lat_hist"][14], 40000);
+	EXPECT_EQ(j["lat_hist"][15], 58500);
+
+	// the read as it was, every value a string
+	const json &raw = j["raw"];
+	EXPECT_EQ(raw["path"], "ocq-flow");
+	EXPECT_EQ(raw["calls"], "100000");
+	EXPECT_EQ(raw["error"], "");
+	EXPECT_EQ(raw["lat_hist"].get<std::string>().rfind("0,0,", 0), 0U);
+	for (const auto &kv : raw.items())
+		EXPECT_TRUE(kv.value().is_string()) << kv.key();
+}
+
+// What selftests/soak/soak_demo.sh does: the first "KEY": N line of the file.
+TEST(ReportTest, JsonLinesForSed)
+{
+	const std::string text = Report(Status::parse(kSample), "start").json();
+	std::istringstream in(text);
+	std::string line;
+	std::vector<std::string> seen;
+	while (std::getline(in, line))
+		for (const char *key : {"completions", "lost", "reorders", "duplicated"})
+			if (line.find(std::string("\"") + key + "\": ") != std::string::npos &&
+			    std::find(seen.begin(), seen.end(), key) == seen.end()) {
+				seen.emplace_back(key);
+				EXPECT_TRUE(contains(line, key == std::string("completions") ?
+								   "200000" :
+								   ": 0"));
+			}
+	EXPECT_EQ(seen.size(), 4U);
+}
+
+TEST(ReportTest, Verification)
+{
 	// a reordering ocq-* path fails verification; a baseline path does not
 	std::string bad = kSample;
 	bad.replace(bad.find("reorders=0"), 10, "reorders=3");
 	const Report rb(Status::parse(bad), "start");
-	CHECK(!rb.passed());
-	CHECK(contains(rb.verdict(), "reorders=3"));
-	CHECK(contains(rb.table(), "result: FAIL"));
-	CHECK(contains(rb.json(), "\"passed\": false,"));
+	EXPECT_FALSE(rb.passed());
+	EXPECT_TRUE(contains(rb.verdict(), "reorders=3"));
+	EXPECT_TRUE(contains(rb.table(), "result: FAIL"));
+	const json jb = json::parse(rb.json());
+	EXPECT_EQ(jb["passed"], false);
+	EXPECT_EQ(jb["verdict"], rb.verdict());
+	EXPECT_EQ(jb["reorders"], 3);
+	EXPECT_TRUE(contains(rb.json(), "\"passed\": false,"));
 	bad.replace(bad.find("path=ocq-flow"), 13, "path=naive");
 	const Report rn(Status::parse(bad), "start");
-	CHECK(rn.passed());
-	CHECK(contains(rn.table(), "result: PASS (run done; naive is a baseline path"));
+	EXPECT_TRUE(rn.passed());
+	EXPECT_TRUE(contains(rn.table(), "result: PASS (run done; naive is a baseline path"));
 
 	// a missing counter cannot be verified
 	std::string missing = kSample;
 	missing.erase(missing.find("lost=0\n"), 7);
-	CHECK(contains(Report(Status::parse(missing), "start").verdict(), "lost missing"));
+	const Report rm(Status::parse(missing), "start");
+	EXPECT_TRUE(contains(rm.verdict(), "lost missing"));
+	EXPECT_TRUE(json::parse(rm.json())["lost"].is_null());
 
 	// not done: failed, with the module's reason
 	const Report ra(Status::parse("state=aborted\npath=ocq-flow\nerror=connect failed\n"), "");
-	CHECK(!ra.passed());
-	CHECK(contains(ra.verdict(), "aborted: connect failed"));
-	CHECK(!Report(Status::parse("state=stopped\npath=naive\n"), "").passed());
-	// no counters at all: "-" and null, no division by zero
-	const Report empty(Status::parse("state=done\npath=naive\n"), "");
-	CHECK(!empty.callsPerSec());
-	CHECK(contains(empty.table(), "- calls/s"));
-	CHECK(contains(empty.json(), "\"calls_per_sec\": null,"));
-	CHECK(contains(empty.json(), "\"counters\": {},"));
-
-	const std::string text = Report::statusText(st);
-	CHECK(contains(text, "state"));
-	CHECK(contains(text, "future_counter"));
-	CHECK(contains(text, "100000 calls, p50"));
-
-	CHECK_EQ(jsonQuote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+	EXPECT_FALSE(ra.passed());
+	EXPECT_TRUE(contains(ra.verdict(), "aborted: connect failed"));
+	EXPECT_EQ(json::parse(ra.json())["error"], "connect failed");
+	EXPECT_FALSE(Report(Status::parse("state=stopped\npath=naive\n"), "").passed());
 }
 
-void testControlFile()
+TEST(ReportTest, NoCounters)
+{
+	// no counters at all: "-" and null, no division by zero
+	const Report empty(Status::parse("state=done\npath=naive\n"), "");
+	EXPECT_FALSE(empty.callsPerSec());
+	EXPECT_TRUE(contains(empty.table(), "- calls/s"));
+	const std::string text = empty.json();
+	EXPECT_TRUE(contains(text, "\"calls_per_sec\": null,"));
+	EXPECT_TRUE(contains(text, "\"counters\": {},"));
+	const json j = json::parse(text);
+	for (const char *key :
+	     {"calls_per_sec", "mb_per_sec", "latency_p50_ns", "latency_p99_ns", "latency_p999_ns",
+	      "events_per_1k_completions", "runs_per_1k_completions", "empty_runs_pct", "conns",
+	      "calls", "completions", "lost", "error"})
+		EXPECT_TRUE(j[key].is_null()) << key;
+	EXPECT_TRUE(j["counters"].empty());
+	EXPECT_TRUE(j["lat_hist"].is_array() && j["lat_hist"].empty());
+	EXPECT_EQ(j["raw"].size(), 2U);
+	// zero elapsed time: no rate
+	EXPECT_TRUE(json::parse(Report(Status::parse("state=done\nelapsed_ms=0\ncalls=5\n"), "")
+					.json())["calls_per_sec"]
+			    .is_null());
+}
+
+TEST(ReportTest, JsonStrings)
+{
+	// quotes, backslashes and control characters come back as they were
+	const std::string odd = "a\"b\\c\n\x01\t";
+	EXPECT_EQ(json::parse(Report(Status::parse("state=done\n"), odd).json())["command"], odd);
+	EXPECT_EQ(json(std::string("a\"b\\c\n\x01")).dump(), "\"a\\\"b\\\\c\\n\\u0001\"");
+	// bytes that are not UTF-8 do not make the JSON unwritable
+	const std::string text =
+		Report(Status::parse("state=aborted\nerror=bad \xff byte\n"), "").json();
+	const json j = json::parse(text);
+	EXPECT_EQ(j["error"], "bad \xef\xbf\xbd byte"); // U+FFFD
+	EXPECT_EQ(j["raw"]["error"], "bad \xef\xbf\xbd byte");
+}
+
+TEST(StatusTest, Text)
+{
+	const std::string text = Report::statusText(Status::parse(kSample));
+	EXPECT_TRUE(contains(text, "state"));
+	EXPECT_TRUE(contains(text, "future_counter"));
+	EXPECT_TRUE(contains(text, "100000 calls, p50"));
+}
+
+TEST(StatusTest, Json)
+{
+	const std::string text = Report::statusJson(Status::parse(kSample));
+	EXPECT_EQ(text.substr(text.size() - 2), "}\n");
+	const json j = json::parse(text);
+	std::vector<std::string> keys;
+	const auto ordered = nlohmann::ordered_json::parse(text);
+	for (const auto &kv : ordered.items())
+		keys.push_back(kv.key());
+	EXPECT_EQ(keys,
+		  (std::vector<std::string>{"ocq_demo_version", "state", "path", "error",
+					    "finished", "latency_p50_ns", "latency_p99_ns",
+					    "latency_p999_ns", "counters", "lat_hist", "raw"}));
+	EXPECT_EQ(j["ocq_demo_version"], kVersion);
+	EXPECT_EQ(j["state"], "done");
+	EXPECT_EQ(j["path"], "ocq-flow");
+	EXPECT_EQ(j["error"], "");
+	EXPECT_EQ(j["finished"], true);
+	EXPECT_EQ(j["latency_p50_ns"], 38369);
+	EXPECT_EQ(j["latency_p999_ns"], 131072);
+	EXPECT_EQ(j["counters"]["calls"], 100000);
+	EXPECT_EQ(j["counters"]["future_counter"], 7);
+	EXPECT_EQ(j["lat_hist"].size(), 40U);
+	EXPECT_EQ(j["raw"]["state"], "done");
+
+	// a module between runs: idle, no histogram yet
+	const json idle = json::parse(Report::statusJson(Status::parse("state=idle\n")));
+	EXPECT_EQ(idle["state"], "idle");
+	EXPECT_EQ(idle["finished"], false);
+	EXPECT_TRUE(idle["path"].is_null());
+	EXPECT_TRUE(idle["latency_p50_ns"].is_null());
+	EXPECT_TRUE(idle["counters"].is_object() && idle["counters"].empty());
+	EXPECT_TRUE(idle["lat_hist"].is_array() && idle["lat_hist"].empty());
+}
+
+TEST(ControlFileTest, ReadWriteAndGone)
 {
 	char name[] = "/tmp/ocq-demo-test-XXXXXX";
 	const int fd = mkstemp(name);
-	CHECK(fd >= 0);
-	if (fd < 0)
-		return;
+	ASSERT_GE(fd, 0);
 	close(fd);
 	{
 		std::ofstream f(name);
@@ -398,37 +711,26 @@ void testControlFile()
 	}
 	ControlFile cf(name);
 	std::string text;
-	CHECK(cf.read(text));
-	CHECK_EQ(text, kSample);
-	CHECK(cf.write("stop"));
-	CHECK(cf.read(text));
-	CHECK_EQ(text, std::string(kSample) + "stop"); // appended: the fake keeps its contents
-	CHECK_EQ(Status::parse(text).state(), "done");
+	EXPECT_TRUE(cf.read(text));
+	EXPECT_EQ(text, kSample);
+	EXPECT_TRUE(cf.write("stop"));
+	EXPECT_TRUE(cf.read(text));
+	EXPECT_EQ(text, std::string(kSample) + "stop"); // appended: the fake keeps its contents
+	EXPECT_EQ(Status::parse(text).state(), "done");
 	unlink(name);
 
 	ControlFile gone(name);
-	CHECK(!gone.read(text));
-	CHECK(gone.unavailable());
-	CHECK(contains(gone.lastError(), "module loaded"));
-	CHECK(!gone.write("stop"));
-	CHECK(gone.unavailable());
+	EXPECT_FALSE(gone.read(text));
+	EXPECT_TRUE(gone.unavailable());
+	EXPECT_TRUE(contains(gone.lastError(), "module loaded"));
+	EXPECT_FALSE(gone.write("stop"));
+	EXPECT_TRUE(gone.unavailable());
 }
 
 } // namespace
 
-int main()
+int main(int argc, char **argv)
 {
-	testNumbers();
-	testMix();
-	testOptions();
-	testHistogram();
-	testStatus();
-	testControlFile();
-	if (gFailures != 0) {
-		std::cerr << "ocq-demo-test: " << gFailures << " of " << gChecks
-			  << " checks FAILED\n";
-		return 1;
-	}
-	std::cout << "ocq-demo-test: all " << gChecks << " checks passed\n";
-	return 0;
+	testing::InitGoogleTest(&argc, argv);
+	return RUN_ALL_TESTS();
 }

@@ -63,12 +63,8 @@ rm -f "$B"/ko/*.ko
 find "$B/src" -name '*.ko' -exec cp {} "$B/ko/" \;
 echo "  KO      $(cd "$B/ko" && ls -- *.ko 2>/dev/null | tr '\n' ' ')" >&2
 
-# The demo front end: a static C++17 program, for the guest's /usr/bin/ (guest-bin/).
-if ! command -v g++ >/dev/null; then
-	echo "build: installing g++" >&2
-	apt-get update -q >/dev/null
-	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends g++ >/dev/null
-fi
+# The demo front end: a static C++17 program, for the guest's /usr/bin/ (guest-bin/);
+# host-deps.sh above installed g++ and the libraries it builds with.
 make -s -C "$TOP/tools/ocq-demo" O="$TOP/build/ocq-demo" >&2 ||
 	{ echo "build: ocq-demo FAILED" >&2; exit 1; }
 mkdir -p "$B/guest-bin"

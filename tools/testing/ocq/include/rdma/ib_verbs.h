@@ -29,6 +29,14 @@ enum ib_cq_notify_flags {
 	IB_CQ_REPORT_MISSED_EVENTS = 1 << 2,
 };
 
+enum ib_poll_context {
+	IB_POLL_SOFTIRQ,
+	IB_POLL_WORKQUEUE,
+	IB_POLL_UNBOUND_WORKQUEUE,
+	IB_POLL_LAST_POOL_TYPE = IB_POLL_UNBOUND_WORKQUEUE,
+	IB_POLL_DIRECT,
+};
+
 enum ib_wc_status {
 	IB_WC_SUCCESS,
 	IB_WC_LOC_LEN_ERR,

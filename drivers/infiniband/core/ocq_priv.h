@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the files of ib_ocq share: the ordered CQ object around the engine,
+ * and the calls between ocq.c (its life and plumbing) and ocq_cq.c (the
+ * drop-in allocation calls and the CQ pool).
+ */
+#ifndef _OCQ_PRIV_H
+#define _OCQ_PRIV_H
+
+#include <linux/list.h>
+#include <linux/rhashtable-types.h>
+#include <linux/workqueue.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_ocq.h>
+
+#include "ocq_engine.h"
+
+struct ocq_work;
+
+/*
+ * Locking rules.
+ *
+ * I: set before the OCQ is published, read-only afterwards.
+ * L: ib_ocq_lock.
+ * P: ib_ocq_pool_lock.
+ */
+
+/**
+ * struct ib_ocq - an ordered completion queue
+ * @engine: the state machine
+ * @cq: the CQ; its cq_context is the ULP's, as with ib_alloc_cq() (I)
+ * @poll_ctx: where the runs execute: %IB_POLL_SOFTIRQ (irq_poll, every
+ *	unit), %IB_POLL_WORKQUEUE (the CQ run on the CPU that took the event)
+ *	or %IB_POLL_UNBOUND_WORKQUEUE (I)
+ * @works: one work item per engine unit (I)
+ * @watchdog: safety net timer, if &ib_ocq_attr.watchdog_ms (I)
+ * @watchdog_ms: its period (I)
+ * @lease: ends a pause the ULP does not end, see ocq_engine_lease() (I)
+ * @pause_ms: its period (I)
+ * @attr: the attributes it was made with, for the pool's matching (I)
+ * @id: name in debugfs (I)
+ * @debugfs: its debugfs directory (I)
+ * @node: in ib_ocq_table, found by @cq from the completion handler
+ *	(RCU readers; inserted and removed under L)
+ * @entry: on ib_ocq_list (L)
+ * @pooled: a CQ of the pool, shared: freed only with the pool (I)
+ */
+struct ib_ocq {
+	struct ocq_engine engine;
+	struct ib_cq *cq;
+	enum ib_poll_context poll_ctx;
+	struct ocq_work *works;
+	struct delayed_work watchdog;
+	unsigned int watchdog_ms;
+	struct delayed_work lease;
+	unsigned int pause_ms;
+	struct ib_ocq_attr attr;
+	unsigned int id;
+	struct dentry *debugfs;
+	struct rhash_head node;
+	struct list_head entry;
+	bool pooled;
+};
+
+struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
+			     int comp_vector, enum ib_poll_context poll_ctx,
+			     const struct ib_ocq_attr *attr,
+			     const char *caller);
+int ib_ocq_release(struct ib_ocq *ocq);
+void ib_ocq_destroy(struct ib_ocq *ocq);
+int ib_ocq_vector_users(struct ib_device *dev, int comp_vector);
+
+int ib_ocq_pool_init(void);
+void ib_ocq_pool_exit(void);
+
+#endif /* _OCQ_PRIV_H */

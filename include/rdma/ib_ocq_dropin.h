@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The one-line switch of a ULP from ib_core's CQ API to ordered CQs:
+ * include this header after <rdma/ib_verbs.h> (it includes it first) and
+ * every ib_alloc_cq(), ib_alloc_cq_any(), ib_free_cq(), ib_cq_pool_get()
+ * and ib_cq_pool_put() below it becomes ocq's drop-in equivalent, with the
+ * default attributes: %IB_OCQ_STRICT for a CQ of its own, %IB_OCQ_FLOW with
+ * a domain per QP for a pooled one.  Nothing else of the ULP changes: its
+ * done() handlers read cq->cq_context as before, ib_drain_qp() works.
+ *
+ * %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE and %IB_POLL_UNBOUND_WORKQUEUE are
+ * provided; %IB_POLL_DIRECT is not yet: the allocation fails with
+ * -EOPNOTSUPP.
+ * A ULP that wants other attributes calls ib_ocq_alloc_cq() and
+ * ib_ocq_cq_pool_get() itself (Documentation/api.rst).
+ */
+#ifndef _RDMA_IB_OCQ_DROPIN_H
+#define _RDMA_IB_OCQ_DROPIN_H
+
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_ocq.h>
+
+#define ib_alloc_cq(dev, private, nr_cqe, comp_vector, poll_ctx) \
+	ib_ocq_alloc_cq(dev, private, nr_cqe, comp_vector, poll_ctx, NULL)
+#define ib_alloc_cq_any(dev, private, nr_cqe, poll_ctx) \
+	ib_ocq_alloc_cq_any(dev, private, nr_cqe, poll_ctx, NULL)
+#define ib_free_cq(cq) ib_ocq_free_cq(cq)
+#define ib_cq_pool_get(dev, nr_cqe, comp_vector_hint, poll_ctx) \
+	ib_ocq_cq_pool_get(dev, nr_cqe, comp_vector_hint, poll_ctx, NULL)
+#define ib_cq_pool_put(cq, nr_cqe) ib_ocq_cq_pool_put(cq, nr_cqe)
+
+#endif /* _RDMA_IB_OCQ_DROPIN_H */
