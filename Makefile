@@ -40,7 +40,7 @@ PREFIX ?= /usr/local
 VM := tools/testing/vm
 SHELL := /bin/bash
 
-.PHONY: all kernel check check-runner demo lint clean help sim sim-deep host-tests soak \
+.PHONY: all kernel check check-runner demo lint clean help sim sim-deep mutants host-tests soak \
 	install uninstall install-files uninstall-files dkms-check htmldocs bench native-bench
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
@@ -218,6 +218,11 @@ sim:
 sim-deep:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq sim-deep
 
+# Mutation testing of the model checker: every mutant of the engine must be
+# caught (tools/testing/ocq/mutants.txt); QUICK=1 runs the quick subset.
+mutants:
+	@$(MAKE) --no-print-directory -C tools/testing/ocq mutants QUICK=$(QUICK)
+
 # The engine on real threads on the host (tools/testing/ocq-native): ns per
 # completion of every mode against a raw drain loop, and flow-mode scaling.
 native-bench:
@@ -247,8 +252,11 @@ help:
 	@echo 'kernel        fetch and unpack the Debian kernel KERNEL= into .cache/kernels/ (no build)'
 	@echo 'check         build, boot KERNEL= in QEMU and run the selftests (TESTS=, SMP=); logs in build/check/<kver>/'
 	@echo 'check-runner  test the test runner itself (a deliberately failing test must be reported)'
-	@echo 'sim           model-check the engine: every schedule up to bound 3 (BOUND=, TIME_CAP=)'
-	@echo 'sim-deep      the same at bound 5 with a longer time cap (up to about an hour)'
+	@echo 'sim           model-check the engine: schedules up to preemption bound 3, at most BUDGET=6500'
+	@echo '              per case (deterministic); each case says if it was exhaustive or budget-limited'
+	@echo 'sim-deep      the same at bound 5 with a budget of 200000 schedules per case (hours)'
+	@echo 'mutants       mutation testing: each mutant of the engine (tools/testing/ocq/mutants.txt)'
+	@echo '              must make a case fail; QUICK=1 runs 6 of them; ends "N killed, N survived"'
 	@echo 'host-tests    unit tests on the host (send accounting, ocq-demo, the engine on real'
 	@echo '              threads under TSan and ASan), then sim; make check'
 	@echo '              runs them first unless TESTS= is given (SIM=1 forces, SIM=0 skips)'

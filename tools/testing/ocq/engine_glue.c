@@ -60,6 +60,21 @@ void sim_engine_free(struct ocq_engine *e)
 	ocq_sim_free(e);
 }
 
+void sim_engine_claims(const struct ocq_engine *e, long *claimed, long *produced)
+{
+	*claimed = (u32)e->claimed.counter;
+	*produced = e->produced;
+}
+
+long sim_hol_dones(void)
+{
+#ifdef IB_OCQ_HOL_DONES
+	return IB_OCQ_HOL_DONES;
+#else
+	return 4; /* an engine without the bound: hold it to the same */
+#endif
+}
+
 unsigned int sim_engine_units(const struct ocq_engine *e)
 {
 	return e->nr_units;

@@ -48,6 +48,10 @@ struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
 /* ocq_engine_destroy(), then free the engine */
 void sim_engine_free(struct ocq_engine *e);
 unsigned int sim_engine_units(const struct ocq_engine *e);
+/* IB_OCQ_PARALLEL: the reorder ring's claimed and produced counts */
+void sim_engine_claims(const struct ocq_engine *e, long *claimed, long *produced);
+/* IB_OCQ_HOL_DONES: the head-of-line bound of the flow and parallel modes */
+long sim_hol_dones(void);
 int sim_engine_gate(const struct ocq_engine *e, unsigned int unit);
 int sim_engine_paused(const struct ocq_engine *e);
 void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s);

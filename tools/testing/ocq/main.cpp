@@ -40,31 +40,43 @@ enum {
 struct KnownBug {
 	const char *id;
 	const char *mode; // prefix of the mode, "" for any
+	const char *provider; // the provider model, "" for any
 	const char *failure; // prefix of the failure message
 	const char *what;
 };
 
 // Engine bugs found by the checker and not fixed yet: a case that meets one
 // reports it with its schedule and goes on.  Empty while the engine is clean.
-const std::vector<KnownBug> known_bugs = {};
+const std::vector<KnownBug> known_bugs = {
+	{"postpone-late-callback-repauses", "postpone", "",
+	 "lost wakeup: ended paused by a callback after",
+	 "IB_OCQ_POSTPONE_ARM: a completion handler call after the ULP's "
+	 "\"arm now\" (here the event the strong provider raises when the run "
+	 "arms a CQ that still held entries) starts a pass that finds the CQ "
+	 "empty, takes no resume and postpones: the engine pauses with the CQ "
+	 "armed, and the next completion's event only sets OCQ_KICK; nothing "
+	 "polls it until the ULP resumes again or the pause lease ends"},
+};
 
 const KnownBug *known_bug(const CaseSpec &spec, const std::string &failure)
 {
 	for (const KnownBug &k : known_bugs)
-		if (spec.mode.rfind(k.mode, 0) == 0 && failure.rfind(k.failure, 0) == 0)
+		if (spec.mode.rfind(k.mode, 0) == 0 &&
+		    (!*k.provider || spec.provider == k.provider) &&
+		    failure.rfind(k.failure, 0) == 0)
 			return &k;
 	return nullptr;
 }
 
 struct Options {
 	unsigned bound = 3;
-	double time_cap = 5.0; // seconds per case
-	long max_schedules = 1000000; // executions per case
+	long budget = 4000; // executions per case, all bounds together
 	size_t step_cap = 5000; // decisions per execution
 	std::string only; // run the cases whose name contains it
 	std::string replay;
 	bool list = false;
 	bool no_known = false; // known engine bugs fail the case
+	bool first_fail = false; // stop at the first case that fails
 };
 
 // A known engine bug met by a case: how often, and the first schedule.
@@ -81,36 +93,30 @@ struct Result {
 	long schedules = 0;
 	size_t terminals = 0;
 	double secs = 0;
-	bool complete = false;
+	bool complete = false;	// every schedule within opt.bound was run
+	int exhausted = -1;	// highest bound whose every schedule was run
+	unsigned at_bound = 0;	// the bound being explored when it ended
+	std::string other;	// seeded case: a failure of another property
+	std::string other_schedule;
 	long handler_calls = 0, empty_handlers = 0, runs = 0, empty_runs = 0;
-	long stalls = 0, yields = 0, rescues = 0, parks = 0;
+	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0;
 	std::vector<KnownHit> known;
 };
 
-// If every failure of @o is a known engine bug, count it and return true.
+// If the first failure of @o is a known engine bug (the others follow from
+// it: a deadlock leaves completions undispatched), count it and return true.
 bool known_only(const CaseSpec &spec, const Outcome &o, const std::string &schedule, Result *r)
 {
-	std::vector<const KnownBug *> bugs;
+	const KnownBug *k = known_bug(spec, o.failures[0]);
 
-	for (const std::string &f : o.failures) {
-		const KnownBug *k = known_bug(spec, f);
-
-		if (!k)
-			return false;
-		bugs.push_back(k);
-	}
-	for (size_t i = 0; i < bugs.size(); i++) {
-		bool seen = false;
-
-		for (KnownHit &h : r->known)
-			if (h.bug == bugs[i]) {
-				seen = true;
-				if (!i || bugs[i] != bugs[i - 1])
-					h.schedules++;
-			}
-		if (!seen)
-			r->known.push_back({bugs[i], 1, schedule, o.failures[i]});
-	}
+	if (!k)
+		return false;
+	for (KnownHit &h : r->known)
+		if (h.bug == k) {
+			h.schedules++;
+			return true;
+		}
+	r->known.push_back({k, 1, schedule, o.failures[0]});
 	return true;
 }
 
@@ -126,14 +132,21 @@ CaseSpec make_case(const std::string &mode, const std::string &provider,
 }
 
 CaseSpec bug_case(const char *name, int bug, const char *mode, const char *provider,
-		  enum sim_policy policy)
+		  enum sim_policy policy, const char *property)
 {
 	CaseSpec c = make_case(mode, provider, std::string("bug/") + name);
 
 	c.bug = bug;
 	c.policy = policy;
 	c.expect_failure = true;
+	c.expect = property;
 	return c;
+}
+
+// A failure message begins with the property it breaks, then ": ".
+bool breaks(const std::string &failure, const std::string &property)
+{
+	return failure.rfind(property + ":", 0) == 0;
 }
 
 std::vector<CaseSpec> all_cases()
@@ -161,27 +174,59 @@ std::vector<CaseSpec> all_cases()
 	c = make_case("strict", "strong", "policy/report-missed-on-strong");
 	c.policy = SIM_ARM_REPORT_MISSED;
 	v.push_back(c);
+	// the claim of a reorder slot with stale reads, two completions
+	c = make_case("parallel-claim", "iba-weak", "weak/parallel-claim");
+	c.stale_bound = 1;
+	c.schedules = 30000; /* a stale claim needs three preemptions */
+	v.push_back(c);
+	// the park handshake with stale reads, small enough to exhaust
+	c = make_case("flow-park", "iba-weak", "weak/flow-park");
+	c.stale_bound = 1;
+	v.push_back(c);
+	// weak memory: stale reads as the LKMM allows them (mm.cpp)
+	for (const char *m : {"strict", "flow", "parallel", "postpone", "teardown", "stall-flow",
+			      "stall-parallel"}) {
+		c = make_case(m, "iba-weak", std::string("weak/") + m);
+		c.stale_bound = 1;
+		c.budget = 0; /* the engine's: no yields, a smaller search */
+		/* 66 completions: slow executions */
+		if (!std::strcmp(m, "stall-parallel"))
+			c.schedules = 1200;
+		if (!std::strcmp(m, "stall-flow"))
+			c.schedules = 3000;
+		v.push_back(c);
+	}
+	// a provider whose verbs fail now and then
+	for (const char *m : {"strict", "flow", "parallel", "postpone"})
+		v.push_back(make_case(m, "eio"));
+	// a process() that waits for a later completion's
+	v.push_back(make_case("parallel-wait", "iba-weak"));
+	// a backlog on one flow, then a completion of another
+	v.push_back(make_case("flow-hol", "iba-weak"));
 	// the seeded bugs: each must be caught
 	v.push_back(bug_case("poll_then_arm", OCQ_SIM_BUG_poll_then_arm, "strict", "iba-weak",
-			     SIM_ARM_REPORT_MISSED));
+			     SIM_ARM_REPORT_MISSED, "lost wakeup"));
 	v.push_back(bug_case("positive_is_armed", OCQ_SIM_BUG_positive_is_armed, "strict",
-			     "iba-weak", SIM_ARM_AUTO));
+			     "iba-weak", SIM_ARM_AUTO, "lost wakeup"));
 	v.push_back(bug_case("unserialized", OCQ_SIM_BUG_unserialized, "strict", "concurrent",
-			     SIM_ARM_AUTO));
+			     SIM_ARM_AUTO, "concurrent done()"));
 	v.push_back(bug_case("teardown_no_disable", OCQ_SIM_BUG_teardown_no_disable, "teardown",
-			     "iba-weak", SIM_ARM_AUTO));
+			     "iba-weak", SIM_ARM_AUTO, "use after free"));
 	// negative controls: wrong setups the checker must reject
 	c = make_case("strict", "lossy", "control/lossy-without-watchdog");
 	c.no_watchdog = true;
 	c.expect_failure = true;
+	c.expect = "lost wakeup";
 	v.push_back(c);
 	c = make_case("teardown-flow", "iba-weak", "control/teardown-cancels-cq-once");
 	c.single_cancel = true;
 	c.expect_failure = true;
+	c.expect = "use after free";
 	v.push_back(c);
 	c = make_case("strict", "iba-weak", "control/strong-policy-on-iba-weak");
 	c.policy = SIM_ARM_STRONG;
 	c.expect_failure = true;
+	c.expect = "lost wakeup";
 	v.push_back(c);
 	// the cost of seed 004's cure, and the engine on the same load
 	v.push_back(make_case("bench-pattern1", "iba-weak", "bench/pattern1-serialized"));
@@ -199,11 +244,19 @@ Result explore(const CaseSpec &spec, const Options &opt)
 	auto t0 = std::chrono::steady_clock::now();
 	std::set<uint64_t> states;
 	Result r;
+	bool caught = false;
+	long budget = spec.schedules ? spec.schedules : opt.budget;
 
-	for (unsigned b = 0; b <= opt.bound; b++) {
-		Explorer ex(b);
+	for (unsigned b = 0; b <= opt.bound && !caught && r.failure.empty(); b++) {
+		Explorer ex(b, spec.stale_bound);
+		bool spent = false;
 
+		r.at_bound = b;
 		do {
+			if (r.schedules >= budget) {
+				spent = true;
+				break;
+			}
 			World w(spec, ex, opt.step_cap, false);
 			Outcome o = w.run();
 
@@ -217,35 +270,51 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.parks += o.parks;
 			r.yields += o.yields;
 			r.rescues += o.rescues;
-			if (!o.failures.empty()) {
-				std::string sched =
-					spec.name + "@" + encode_schedule(w.decisions());
+			r.stale_reads += o.stale_reads;
+			if (o.failures.empty())
+				continue;
+			std::string sched = spec.name + "@" + encode_schedule(w.decisions());
 
-				if (opt.no_known || !known_only(spec, o, sched, &r)) {
-					r.failure = o.failures[0];
-					r.schedule = sched;
-					break;
+			if (spec.expect_failure) {
+				// caught only for the property the bug breaks
+				for (const std::string &f : o.failures)
+					if (breaks(f, spec.expect)) {
+						r.failure = f;
+						r.schedule = sched;
+						caught = true;
+						break;
+					}
+				if (!caught && r.other.empty()) {
+					r.other = o.failures[0];
+					r.other_schedule = sched;
 				}
+				if (caught)
+					break;
+				continue;
 			}
-			if (since(t0) > opt.time_cap || r.schedules >= opt.max_schedules)
+			if (opt.no_known || !known_only(spec, o, sched, &r)) {
+				r.failure = o.failures[0];
+				r.schedule = sched;
 				break;
+			}
 		} while (ex.next());
-		if (!r.failure.empty() || since(t0) > opt.time_cap ||
-		    r.schedules >= opt.max_schedules)
+		if (spent)
 			break;
-		if (b == opt.bound)
-			r.complete = true;
+		if (r.failure.empty())
+			r.exhausted = (int)b;
 	}
+	r.complete = r.exhausted == (int)opt.bound;
 	r.terminals = states.size();
 	r.secs = since(t0);
 	// coverage: the path a case exists for must have been taken (within
 	// the default bound; a smaller one may not reach it)
-	if (r.failure.empty() && !spec.expect_failure && opt.bound >= 3) {
+	if (r.failure.empty() && !spec.expect_failure && opt.bound >= 2) {
 		if (spec.mode.rfind("stall-", 0) == 0 && !r.stalls)
 			r.failure = "coverage: no run ever waited for room";
-		if (spec.mode == "strict" && !r.yields)
+		if (spec.mode == "strict" && spec.budget < 0 && !r.yields)
 			r.failure = "coverage: no run ever spent its budget";
-		if ((spec.mode == "flow" || spec.mode == "parallel") && !r.parks)
+		if ((spec.mode == "flow" || spec.mode == "parallel") && spec.budget < 0 &&
+		    spec.provider != "eio" && !r.parks)
 			r.failure = "coverage: no run ever parked";
 		if (spec.provider == "lossy" && !r.rescues)
 			r.failure = "coverage: the watchdog never rescued";
@@ -262,33 +331,54 @@ std::string percent(long part, long whole)
 	return buf;
 }
 
-// One line per case; returns true if the case passed.
-bool report(const CaseSpec &spec, const Result &r)
+// What was explored, honestly: every schedule within a bound, or a budget.
+std::string explored(const Result &r, const Options &opt)
 {
-	bool bug = spec.expect_failure;
-	const char *cap = r.complete ? "" : " (capped)";
+	char buf[160];
 
-	if (bug) {
+	if (r.complete)
+		std::snprintf(buf, sizeof(buf), "exhaustive at bound %u: %ld schedules", opt.bound,
+			      r.schedules);
+	else if (r.exhausted >= 0)
+		std::snprintf(buf, sizeof(buf),
+			      "budget: %ld schedules of bound %u, not exhaustive "
+			      "(exhaustive at bound %d)",
+			      r.schedules, r.at_bound, r.exhausted);
+	else
+		std::snprintf(buf, sizeof(buf),
+			      "budget: %ld schedules of bound %u, not exhaustive", r.schedules,
+			      r.at_bound);
+	return buf;
+}
+
+// One line per case; returns true if the case passed.
+bool report(const CaseSpec &spec, const Result &r, const Options &opt)
+{
+	if (spec.expect_failure) {
 		if (!r.failure.empty()) {
-			std::printf("%-32s caught  schedules=%ld time=%.1fs "
+			std::printf("%-32s caught [%s] after %ld schedules, time=%.1fs "
 				    "schedule=%s\n    %s\n",
-				    spec.name.c_str(), r.schedules, r.secs, r.schedule.c_str(),
-				    r.failure.c_str());
+				    spec.name.c_str(), spec.expect.c_str(), r.schedules, r.secs,
+				    r.schedule.c_str(), r.failure.c_str());
 			return true;
 		}
-		std::printf("%-32s MISSED  schedules=%ld time=%.1fs%s\n", spec.name.c_str(),
-			    r.schedules, r.secs, cap);
+		std::printf("%-32s MISSED [%s]  %s, time=%.1fs\n", spec.name.c_str(),
+			    spec.expect.c_str(), explored(r, opt).c_str(), r.secs);
+		if (!r.other.empty())
+			std::printf("    only another property broke: %s\n    schedule=%s\n",
+				    r.other.c_str(), r.other_schedule.c_str());
 		return false;
 	}
 	if (!r.failure.empty()) {
 		std::printf("%-32s FAIL  schedules=%ld time=%.1fs%s%s\n    %s\n", spec.name.c_str(),
-			    r.schedules, r.secs,
-			    r.schedule.empty() ? "" : " schedule=", r.schedule.c_str(),
-			    r.failure.c_str());
+			    r.schedules, r.secs, r.schedule.empty() ? "" : " schedule=",
+			    r.schedule.c_str(), r.failure.c_str());
 		return false;
 	}
-	std::printf("%-32s ok  schedules=%ld terminal=%zu time=%.1fs%s", spec.name.c_str(),
-		    r.schedules, r.terminals, r.secs, cap);
+	std::printf("%-32s ok  %s, terminal=%zu time=%.1fs", spec.name.c_str(),
+		    explored(r, opt).c_str(), r.terminals, r.secs);
+	if (spec.stale_bound)
+		std::printf("  stale-reads=%ld", r.stale_reads);
 	if (spec.mode == "bench-pattern1")
 		std::printf("  handler-found-cq-empty=%s",
 			    percent(r.empty_handlers, r.handler_calls).c_str());
@@ -347,12 +437,14 @@ void usage(FILE *f)
 {
 	std::fprintf(f, "usage: ocq_sim [options]\n"
 			"  --bound N          preemption bound (default 3)\n"
-			"  --time-cap SECS    time cap per case (default 5)\n"
-			"  --max-schedules N  executions per case (default 1000000)\n"
+			"  --budget N         executions per case, over all bounds\n"
+			"                     (default 4000); a case that spends it\n"
+			"                     says so: not exhaustive\n"
 			"  --step-cap N       decisions per execution (default 5000)\n"
 			"  --case TEXT        only the cases whose name contains TEXT\n"
 			"  --list             list the cases\n"
 			"  --no-known         known engine bugs fail their cases\n"
+			"  --first-fail       stop at the first case that fails\n"
 			"  --replay STRING    re-run one schedule (as printed after\n"
 			"                     schedule=) with a trace of every step\n"
 			"  --help, --version\n"
@@ -391,10 +483,10 @@ bool parse(int argc, char **argv, Options *opt, int *exit_now)
 			opt->no_known = true;
 		} else if (a == "--bound" && has && number(argv[++i], &v)) {
 			opt->bound = (unsigned)v;
-		} else if (a == "--time-cap" && has && number(argv[++i], &v)) {
-			opt->time_cap = v;
-		} else if (a == "--max-schedules" && has && number(argv[++i], &v)) {
-			opt->max_schedules = (long)v;
+		} else if (a == "--budget" && has && number(argv[++i], &v)) {
+			opt->budget = (long)v;
+		} else if (a == "--first-fail") {
+			opt->first_fail = true;
 		} else if (a == "--step-cap" && has && number(argv[++i], &v)) {
 			opt->step_cap = (size_t)v;
 		} else if (a == "--case" && has) {
@@ -434,10 +526,13 @@ int main(int argc, char **argv)
 
 		for (const KnownHit &h : r.known)
 			known_seen[h.bug->id]++;
-		if (report(spec, r))
+		if (report(spec, r, opt)) {
 			passed++;
-		else
+		} else {
 			failed++;
+			if (opt.first_fail)
+				break;
+		}
 	}
 	if (opt.list)
 		return EXIT_PASS;
@@ -445,7 +540,7 @@ int main(int argc, char **argv)
 		if (known_seen.count(k.id))
 			std::printf("known engine bug %s, in %d case(s): %s\n", k.id,
 				    known_seen[k.id], k.what);
-	if (opt.only.empty() && opt.bound >= 3)
+	if (opt.only.empty() && opt.bound >= 3 && !opt.no_known)
 		for (const KnownBug &k : known_bugs)
 			if (!known_seen.count(k.id))
 				std::printf("known engine bug %s no longer seen: "

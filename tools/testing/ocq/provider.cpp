@@ -3,16 +3,23 @@
 // The provider models; see provider.h.
 #include "provider.h"
 
+#include <cerrno>
+
+#include "mm.h"
 #include "sched.h"
 
 namespace ocq_sim {
 
 namespace {
 
+// A verb takes the CQ's lock: an acquire and a release.
 void step(const char *what)
 {
-	if (Scheduler *s = Scheduler::current())
+	if (Scheduler *s = Scheduler::current()) {
 		s->point(what);
+		mm_acquire(MM_CH_CQ_LOCK);
+		mm_release(MM_CH_CQ_LOCK);
+	}
 }
 
 void trace_value(long v)
@@ -37,6 +44,10 @@ int Provider::poll(int n, struct ib_wc *wc)
 
 	step("ib_poll_cq");
 	polls_++;
+	if (int err = fail_verb(true, polls_)) {
+		trace_value(err);
+		return err;
+	}
 	while (got < n && !cq_.empty()) {
 		wc[got++] = cq_.front();
 		cq_.pop_front();
@@ -52,9 +63,21 @@ int Provider::notify(int flags)
 	step((flags & IB_CQ_REPORT_MISSED_EVENTS) ? "ib_req_notify_cq(NEXT_COMP|REPORT_MISSED)" :
 						    "ib_req_notify_cq(NEXT_COMP)");
 	notifies_++;
+	if (int err = fail_verb(false, notifies_)) {
+		trace_value(err);
+		return err;
+	}
 	ret = arm(flags);
 	trace_value(ret);
 	return ret;
+}
+
+// The end of a callback: ib_destroy_cq() waits for it, so it is ordered
+// before what follows the destroy.
+void Provider::callback_done()
+{
+	in_flight_--;
+	mm_release(MM_CH_CALLBACKS);
 }
 
 void Provider::destroy()
@@ -64,6 +87,7 @@ void Provider::destroy()
 	if (s)
 		s->wait(
 			"ib_destroy_cq", [this] { return in_flight_ == 0; }, false);
+	mm_acquire(MM_CH_CALLBACKS);
 	destroyed_ = true;
 	armed_ = false;
 }
@@ -197,6 +221,21 @@ protected:
 	}
 };
 
+// iba-weak whose verbs fail now and then: the 2nd and 5th ib_poll_cq() and
+// the 1st ib_req_notify_cq() return -EIO and do nothing.
+class Erroring : public IbaWeak {
+public:
+	const char *name() const override { return "eio"; }
+
+protected:
+	int fail_verb(bool poll, long nth) override
+	{
+		if (poll ? (nth == 2 || nth == 5) : nth == 1)
+			return -EIO;
+		return 0;
+	}
+};
+
 } // namespace
 
 const char *const provider_names[] = {
@@ -216,6 +255,8 @@ std::unique_ptr<Provider> make_provider(const std::string &name)
 		return std::make_unique<Spurious>();
 	if (name == "concurrent")
 		return std::make_unique<Concurrent>();
+	if (name == "eio")
+		return std::make_unique<Erroring>();
 	if (name == "lossy")
 		return std::make_unique<Lossy>();
 	if (name == "perpetual-positive")

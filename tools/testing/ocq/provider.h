@@ -38,12 +38,13 @@ public:
 	void take_event() { pending_--; in_flight_++; }
 	// A spurious callback, not caused by an event; false once destroyed.
 	bool start_spurious();
-	void callback_done() { in_flight_--; }
+	void callback_done();
 
 	size_t depth() const { return cq_.size(); }
 	bool armed() const { return armed_; }
 	bool destroyed() const { return destroyed_; }
 	int pending() const { return pending_; }
+	int in_flight() const { return in_flight_; }
 	long polls() const { return polls_; }
 	long notifies() const { return notifies_; }
 	long raised() const { return raised_; }
@@ -52,6 +53,9 @@ public:
 protected:
 	// The notify semantics: arm as @flags asks; the verb's return value.
 	virtual int arm(int flags) = 0;
+	// A failing verb: the -errno that the @nth call of ib_poll_cq() (@poll)
+	// or ib_req_notify_cq() returns, or 0.
+	virtual int fail_verb(bool poll, long nth) { (void)poll; (void)nth; return 0; }
 	// An entry was added: raise an event if armed.
 	virtual void added();
 	// Raise the completion handler once (lossy models may drop it).

@@ -328,6 +328,29 @@ void Scheduler::value(long v)
 	pending_.clear();
 }
 
+int Scheduler::choose_value(int n, const char *what)
+{
+	std::unique_lock<std::mutex> lk(mu_);
+	Decision d;
+
+	if (n <= 1 || ended_)
+		return 0;
+	d.value = true;
+	d.enabled = n >= 32 ? ~0u : (1u << n) - 1;
+	d.choice = chooser_.choose(decisions_.size(), d);
+	if (d.choice < 0 || !(d.enabled & (1u << d.choice))) {
+		/* a replay that does not fit: read the latest, end soon */
+		d.choice = 0;
+	}
+	decisions_.push_back(d);
+	if (trace_ && d.choice) {
+		flush_trace();
+		std::printf("%6zu  %-10s %s reads the store %d older than the latest\n",
+			    decisions_.size() - 1, ctxs_[tls_ctx]->name.c_str(), what, d.choice);
+	}
+	return d.choice;
+}
+
 void Scheduler::note(const std::string &text)
 {
 	if (!trace_)
@@ -362,17 +385,21 @@ int Explorer::choose(size_t index, const Decision &d)
 			return -1;
 		return stack_[index].d.choice;
 	}
+	unsigned stale = 0;
+
 	pre = stack_.empty() ? 0 : stack_.back().pre;
 	if (!stack_.empty()) {
 		const Decision &b = stack_.back().d;
 
 		pre += b.cur_enabled && b.choice != b.cur;
+		stale = stack_.back().stale + (b.value && b.choice != 0);
 	}
 	Node n;
 	n.d = d;
 	n.d.choice = default_choice(d);
 	n.tried = 1u << n.d.choice;
 	n.pre = pre;
+	n.stale = stale;
 	stack_.push_back(n);
 	prefix_ = stack_.size();
 	return n.d.choice;
@@ -390,6 +417,8 @@ bool Explorer::next()
 			left &= ~(1u << c);
 			n.tried |= 1u << c;
 			if (n.pre + (n.d.cur_enabled && c != n.d.cur) > bound_)
+				continue;
+			if (n.d.value && n.stale + (c != 0) > stale_bound_)
 				continue;
 			n.d.choice = c;
 			prefix_ = stack_.size();

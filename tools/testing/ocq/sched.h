@@ -41,6 +41,11 @@ struct Decision {
 	int cur = -1;		// context at the point; -1 at the start
 	bool cur_enabled = false; // leaving it would be a preemption
 	int choice = -1;	// context that runs next
+	// A value decision (weak memory): which store a load reads, 0 the
+	// latest, i the i-th older one; enabled holds the candidates.  It
+	// switches no context and costs no preemption; any choice but 0
+	// costs one stale read.
+	bool value = false;
 };
 
 // The choice the scheduler makes when nobody forces another one: keep the
@@ -95,6 +100,9 @@ public:
 	void yield(const char *what);
 	// The value the last primitive produced (for the trace).
 	void value(long v);
+	// A value decision among @n candidate stores (n <= 32) for @what;
+	// returns the one chosen, 0 (the latest) by default.
+	int choose_value(int n, const char *what);
 	// Trace a line of the harness (a provider decision, a failure).
 	void note(const std::string &text);
 
@@ -178,7 +186,10 @@ private:
 // unexplored choice within the bound.
 class Explorer : public Chooser {
 public:
-	explicit Explorer(unsigned bound) : bound_(bound) {}
+	explicit Explorer(unsigned bound, unsigned stale_bound = 0)
+	    : bound_(bound), stale_bound_(stale_bound)
+	{
+	}
 	int choose(size_t index, const Decision &d) override;
 	// After an execution: pick the next schedule; false when exhausted.
 	bool next();
@@ -188,8 +199,10 @@ private:
 		Decision d;
 		uint32_t tried = 0;
 		unsigned pre = 0;	// preemptions before this decision
+		unsigned stale = 0;	// stale reads before this decision
 	};
 	unsigned bound_;
+	unsigned stale_bound_;
 	std::vector<Node> stack_;
 	size_t prefix_ = 0;	// decisions forced by the stack
 };

@@ -3,10 +3,13 @@
 // The host, the ULP and the properties; see world.h.
 #include "world.h"
 
+#include "mm.h"
+
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <functional>
+#include <unordered_map>
 
 namespace ocq_sim {
 
@@ -16,6 +19,7 @@ namespace {
 // allocation count.  One execution runs at a time.
 World *g_world;
 long g_allocs;
+std::unordered_map<const void *, unsigned long> g_sizes;
 int g_rcu_readers;
 
 std::string fmt(const char *f, long a = 0, long b = 0, long c = 0)
@@ -54,7 +58,10 @@ void sim_process(struct ib_cq *cq, struct ib_wc *wc)
 
 int sim_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 {
-	return World::provider_of(cq)->poll(n, wc);
+	int got = World::provider_of(cq)->poll(n, wc);
+
+	world_of(cq)->polled(wc, got);
+	return got;
 }
 
 int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
@@ -66,21 +73,25 @@ int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 // depth; the stall modes push one more than a domain ring holds
 // (OCQ_RING_MIN + 2) so that the CQ run must wait for room.
 const ModeInfo modes[] = {
-	/* name            engine        n  2fl budget pp ulp td p1 */
-	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0},
-	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0},
-	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0},
-	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0},
-	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0},
-	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0},
-	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0},
-	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0},
-	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0},
-	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0},
-	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0},
-	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0},
-	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1},
-	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0},
+	/* name            engine        n  2fl budget pp ulp td p1 wait */
+	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0},
+	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0},
+	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0},
+	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0},
+	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0},
+	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0},
+	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0},
+	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0},
+	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0},
+	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0},
+	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0},
+	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0},
+	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0},
+	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1},
+	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2},
+	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0},
 };
 
 } // namespace
@@ -129,12 +140,15 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 		comps_[i].cqe.done = sim_done;
 		comps_[i].seq = i;
 		comps_[i].flow = mi_.two_flows ? i % 2 : 0;
+		if (mi_.wait_next == 2) /* a backlog on QP 1, then one on QP 2 */
+			comps_[i].flow = i == pushes_ - 1;
 	}
 	perpetual_ = spec_.provider == "perpetual-positive";
 	if (perpetual_)
 		run_cap_ = 4;
 	watchdog_ctx_ = spec_.provider == "lossy" && !spec_.no_watchdog;
 	g_allocs = 0;
+	mm_reset(spec_.stale_bound > 0);
 	g_rcu_readers = 0;
 	ocq_sim_bug = spec_.bug;
 	if (mi_.pattern1)
@@ -161,7 +175,7 @@ void World::setup_engine()
 	if (mi_.engine == SIM_PARALLEL)
 		attr.process = sim_process;
 	/* a small budget makes the runs yield */
-	attr.budget = mi_.budget;
+	attr.budget = spec_.budget >= 0 ? (unsigned int)spec_.budget : mi_.budget;
 	attr.postpone_arm = mi_.postpone;
 	engine_ = sim_engine_new(&cq_, &attr, sim_schedule);
 	if (!engine_) {
@@ -184,10 +198,14 @@ void World::add_contexts()
 	if (two_cpus)
 		sched_.add(
 			"cb-cpu1", [this] { callback_cpu(); }, event);
-	if (spec_.provider == "spurious")
+	if (spec_.provider == "spurious") {
+		spurious_left_++;
 		sched_.add("spurious", [this] { spurious(2); });
-	if (mi_.teardown)
+	}
+	if (mi_.teardown) {
+		spurious_left_++;
 		sched_.add("late-cb", [this] { spurious(1); });
+	}
 	for (unsigned int u = 0; u < units_.size(); u++) {
 		Unit *unit = &units_[u];
 
@@ -200,6 +218,9 @@ void World::add_contexts()
 			"ulp", [this] { pauser(); }, [this] { return paused_in_done_; }, false);
 	else if (mi_.ulp == 1 || mi_.ulp == 2)
 		sched_.add("ulp", [this] { pauser(); });
+	else if (mi_.ulp == 4)
+		sched_.add(
+			"ulp", [this] { pauser(); }, [this] { return quiet(); }, false);
 	if (watchdog_ctx_)
 		sched_.add("watchdog", [this] { watchdog(); });
 	if (mi_.teardown)
@@ -224,9 +245,29 @@ void World::fail(const std::string &why)
 	sched_.note("FAIL: " + why);
 }
 
+/*
+ * IB_OCQ_PARALLEL: a worker claims only published slots, so claimed never
+ * passes produced.  The engine skips process() for a slot without a
+ * wr_cqe, so a claim of an unproduced slot would not show at process();
+ * it is checked at every scheduling point instead.
+ */
+void World::invariants()
+{
+	long claimed, produced;
+
+	if (mi_.engine != SIM_PARALLEL || !engine_ || freed_ || claims_failed_)
+		return;
+	sim_engine_claims(engine_, &claimed, &produced);
+	if ((int32_t)(uint32_t)(claimed - produced) > 0) {
+		claims_failed_ = true;
+		fail(fmt("claimed unproduced slot: claimed %ld passed produced %ld", claimed,
+			 produced));
+	}
+}
+
 void World::warn(const std::string &what)
 {
-	fail("WARN_ON in the engine: " + what);
+	fail("WARN_ON: in the engine: " + what);
 }
 
 // --- the contexts ---
@@ -263,17 +304,18 @@ void World::spurious(int n)
 {
 	for (int i = 0; i < n; i++) {
 		if (!prov_->start_spurious())
-			return;
+			break;
 		cq_.comp_handler(&cq_, cq_.cq_context);
 		prov_->callback_done();
 	}
+	spurious_left_--;
 }
 
 void World::handler()
 {
 	handler_calls_++;
 	if (freed_) {
-		fail("the completion handler ran after the engine was freed");
+		fail("use after free: the completion handler ran after the engine was freed");
 		return;
 	}
 	if (mi_.pattern1) {
@@ -304,10 +346,12 @@ void World::worker(unsigned int unit)
 		u.queued = false;
 		u.running = true;
 		u.runs++;
+		mm_acquire(unit); /* the run sees what was before queue_work() */
 		if (freed_)
-			fail(fmt("work of unit %ld ran after the engine was freed", unit));
+			fail(fmt("use after free: work of unit %ld ran after the engine was freed", unit));
 		else
 			sim_engine_run(engine_, unit);
+		mm_release(MM_CH_DONE + unit); /* for cancel_work_sync() */
 		u.running = false;
 		/*
 		 * Perpetual-positive: every run requeues itself, so without
@@ -330,15 +374,15 @@ void World::schedule(unsigned int unit)
 	Unit &u = units_.at(unit);
 
 	if (freed_ || u.cancelled) {
-		fail(fmt("schedule() of unit %ld after teardown cancelled it: "
-			 "the run would touch freed memory",
+		fail(fmt("use after free: schedule() of unit %ld after teardown "
+			 "cancelled it: the run would touch freed memory",
 			 unit));
 		return;
 	}
 	if (u.cancelling)
 		return;
 	if (u.queued) {
-		fail(fmt("schedule() of unit %ld while a run of it is queued "
+		fail(fmt("schedule twice: schedule() of unit %ld while a run of it is queued "
 			 "(more than once per run)",
 			 unit));
 		return;
@@ -346,6 +390,7 @@ void World::schedule(unsigned int unit)
 	/* from the unit's own run: it spent its budget and requeues itself */
 	if (u.running && sched_.self() == u.worker)
 		u.requeues++;
+	mm_release(unit);
 	u.queued = true;
 }
 
@@ -359,13 +404,41 @@ void World::pauser()
 		sim_engine_resume(engine_);
 		break;
 	case 2:
+		/* "arm now" at any time, and once more as the ULP's last act */
 		sim_engine_resume(engine_);
+		sched_.wait(
+			"ulp: wait until all is quiet", [this] { return quiet(); }, false);
+		mm_acquire(MM_CH_ULP);
+		last_resume_events_ = handler_calls_;
 		sim_engine_resume(engine_);
 		break;
 	case 3: /* started once done() paused */
+		resumed_ = true;
+		/* fall through */
+	case 4: /* started once all is quiet: the last "arm now" */
+		mm_acquire(MM_CH_ULP);
+		last_resume_events_ = handler_calls_;
 		sim_engine_resume(engine_);
 		break;
 	}
+}
+
+/*
+ * Nothing more will happen but the engine's own runs: every completion was
+ * dispatched, the HCA, the spurious callbacks and the watchdog are done and
+ * no event is pending or being delivered.  The ULP's last resume ("arm
+ * now") waits for it, so that a terminal state must be armed and running.
+ */
+bool World::quiet() const
+{
+	/*
+	 * With IB_OCQ_POSTPONE_ARM what is left in the CQ waits for that very
+	 * "arm now": the ULP does not wait for it to be dispatched.
+	 */
+	return ((int)dispatched_.size() >= pushes_ || mi_.postpone) && producer_done_ &&
+	       !spurious_left_ &&
+	       (!watchdog_ctx_ || watchdog_done_) && !prov_->pending() &&
+	       !prov_->in_flight();
 }
 
 // The host's safety-net timer: a few ticks once the HCA is done, each
@@ -390,6 +463,7 @@ void World::watchdog()
 void World::teardown()
 {
 	torn_ = true; /* started once the ULP saw every completion */
+	mm_acquire(MM_CH_ULP); /* the ULP's own locking */
 	sim_engine_disable(engine_);
 	/*
 	 * As ib_ocq_free(): the CQ unit, the domains, then the CQ unit again,
@@ -419,32 +493,84 @@ void World::cancel(unsigned int unit, bool final)
 	u.queued = false;
 	sched_.wait(
 		"cancel_work_sync: wait", [&u] { return !u.running; }, false);
+	mm_acquire(MM_CH_DONE + unit);
 	u.cancelling = false;
 	u.cancelled = final;
 }
 
 // --- the ULP ---
 
+// The completion a work completion stands for, or NULL if it is none the
+// HCA added (a slot never filled: its wr_cqe is NULL or stale).
+const World::Completion *World::completion_of(const struct ib_wc *wc) const
+{
+	for (const Completion &c : comps_)
+		if (wc->wr_cqe == &c.cqe)
+			return &c;
+	return nullptr;
+}
+
+/*
+ * The completion's contents as the poller wrote them into its batch: a
+ * relaxed store per completion by the context that polled it, which every
+ * later reader (a flow domain, a worker, the commit unit) must see through
+ * the engine's own publication (weak memory; see mm.cpp).
+ */
+void World::polled(const struct ib_wc *wc, int got)
+{
+	for (int i = 0; i < got; i++)
+		if (const Completion *c = completion_of(&wc[i]))
+			ocq_mm_store(&payload_[c->seq], sizeof(int), 1, OCQ_MM_RELAXED);
+}
+
+// Whether the running context sees what the poller wrote of @c.
+bool World::sees_payload(const Completion *c)
+{
+	return ocq_mm_load(&payload_[c->seq], sizeof(int), OCQ_MM_RELAXED,
+			   "ulp: read the completion") == 1;
+}
+
 void World::done(struct ib_wc *wc)
 {
-	const Completion *c = reinterpret_cast<const Completion *>(wc->wr_cqe);
-	int d = c->flow;
+	const Completion *c = completion_of(wc);
+	int d;
 
 	step("done()");
+	if (!c) {
+		fail("claimed unproduced slot: done() of a slot the CQ run never "
+		     "filled");
+		return;
+	}
+	d = c->flow;
 	if (in_done_[d]++)
-		fail(fmt("done() of seq %ld while another done() of its "
+		fail(fmt("concurrent done(): done() of seq %ld while another done() of its "
 			 "domain runs",
 			 c->seq));
 	if (torn_)
-		fail(fmt("done() of seq %ld after teardown began", c->seq));
+		fail(fmt("done() after teardown: done() of seq %ld after teardown began", c->seq));
 	if (++done_count_[c->seq] > 1)
-		fail(fmt("seq %ld dispatched twice", c->seq));
+		fail(fmt("dispatched twice: seq %ld", c->seq));
 	if (c->seq <= last_[d])
 		fail(fmt("out of order: seq %ld after seq %ld", c->seq, last_[d]));
+	if (paused_in_done_ && !resumed_)
+		fail(fmt("done() while paused: done() of seq %ld after done() paused "
+			 "the engine, before the resume",
+			 c->seq));
+	if (!sees_payload(c))
+		fail(fmt("stale completion: done() of seq %ld reads its completion "
+			 "before the CQ run's copy of it is visible",
+			 c->seq));
 	if (mi_.engine == SIM_PARALLEL && processed_[c->seq] != 1)
-		fail(fmt("done() of seq %ld before its process()", c->seq));
+		fail(fmt("done() before process(): done() of seq %ld before its process()", c->seq));
+	else if (mi_.engine == SIM_PARALLEL &&
+		 ocq_mm_load(&result_[c->seq], sizeof(int), OCQ_MM_RELAXED,
+			     "ulp: read what process() wrote") != 1)
+		fail(fmt("done() before process(): done() of seq %ld does not see "
+			 "what its process() wrote",
+			 c->seq));
 	last_[d] = c->seq;
 	dispatched_.push_back(c->seq);
+	mm_release(MM_CH_ULP);
 	/* pause and resume: "any context, including done()" */
 	if (mi_.ulp == 3 && c->seq == 0) {
 		sim_engine_pause(engine_);
@@ -452,6 +578,24 @@ void World::done(struct ib_wc *wc)
 	}
 	if (mi_.ulp == 4 && c->seq == 0)
 		sim_engine_resume(engine_); /* "arm now" from done() */
+	/*
+	 * Head-of-line: while a completion waits in the CQ with nothing to
+	 * fetch it (unarmed, no event pending, no CQ run queued or running),
+	 * a busy domain makes at most IB_OCQ_HOL_DONES done() calls.
+	 */
+	if (mi_.wait_next == 2) {
+		const Unit &cqu = units_[0];
+
+		if (prov_->depth() && !prov_->armed() && !prov_->pending() &&
+		    !prov_->in_flight() && !cqu.queued && !cqu.running)
+			hol_++;
+		else
+			hol_ = 0;
+		if (hol_ > sim_hol_dones())
+			fail(fmt("head-of-line: %ld done() calls of one flow while a "
+				 "completion of another waits in the unarmed CQ",
+				 hol_));
+	}
 	sched_.note(fmt("ulp: done(seq %ld)", c->seq));
 	step("done() returns");
 	in_done_[d]--;
@@ -459,11 +603,34 @@ void World::done(struct ib_wc *wc)
 
 void World::process(struct ib_wc *wc)
 {
-	const Completion *c = reinterpret_cast<const Completion *>(wc->wr_cqe);
+	const Completion *c = completion_of(wc);
 
 	step("process()");
-	if (++processed_[c->seq] > 1)
-		fail(fmt("seq %ld processed twice", c->seq));
+	if (!c) {
+		fail("claimed unproduced slot: process() of a reorder slot the CQ "
+		     "run never filled");
+		return;
+	}
+	if (done_count_[c->seq])
+		fail(fmt("claimed unproduced slot: process() of seq %ld, completed "
+			 "already: a reused slot the CQ run did not fill again",
+			 c->seq));
+	else if (++processed_[c->seq] > 1)
+		fail(fmt("processed twice: seq %ld", c->seq));
+	if (!sees_payload(c))
+		fail(fmt("stale completion: process() of seq %ld reads its "
+			 "completion before the CQ run's copy of it is visible",
+			 c->seq));
+	ocq_mm_store(&result_[c->seq], sizeof(int), 1, OCQ_MM_RELAXED);
+	/*
+	 * process() of seq 0 needs seq 1 processed first (a ULP whose request
+	 * waits for a later reply): the engine must run seq 1 on another
+	 * worker.
+	 */
+	if (mi_.wait_next == 1 && c->seq == 0 && pushes_ > 1)
+		sched_.wait(
+			"process(seq 0) waits for process(seq 1)",
+			[this] { return processed_[1] > 0; }, false);
 	step("process() returns");
 }
 
@@ -478,6 +645,7 @@ void World::pattern1()
 	locked_ = true;
 	prov_->notify(IB_CQ_NEXT_COMP);
 	while (prov_->poll(1, &wc) > 0) {
+		polled(&wc, 1);
 		any = true;
 		done(&wc);
 	}
@@ -514,7 +682,7 @@ Outcome World::run()
 		sim_engine_free(engine_);
 	}
 	if (live_allocations())
-		fail(fmt("%ld allocations leaked", live_allocations()));
+		fail(fmt("leak: %ld allocations leaked", live_allocations()));
 	o.failures = failures_;
 	o.handler_calls = handler_calls_;
 	o.empty_handlers = empty_handlers_;
@@ -525,38 +693,57 @@ Outcome World::run()
 	for (const Unit &u : units_)
 		o.yields += u.requeues;
 	o.rescues = (long)s.rescues;
+	o.stale_reads = mm_stale_reads();
 	return o;
 }
 
 void World::check_terminal(End end)
 {
-	bool paused = false, pending = false;
+	bool pending = false;
 
 	if (end == End::StepCap) {
-		fail("no end within the step cap: a livelock?");
+		fail("livelock: no end within the step cap");
 		return;
 	}
 	if (end == End::Diverged) {
-		fail("the schedule does not fit this case (replay diverged)");
+		fail("diverged: the schedule does not fit this case (replay diverged)");
 		return;
 	}
 	for (int c : sched_.stuck())
 		fail("deadlock: " + sched_.name(c) + " blocked in " + sched_.stuck_what(c));
+	for (int i = 0; i < pushes_; i++)
+		if (done_count_[i] != 1)
+			fail(fmt("lost wakeup: seq %ld dispatched %ld times", i, done_count_[i]));
+	if (freed_)
+		return; // torn down once every completion was seen; done() checks after
+	/*
+	 * Only the perpetual-positive model leaves a run queued: the world
+	 * stops following its requeues once every completion was dispatched
+	 * and the unit ran run_cap_ times (work_ready()).  That run would poll
+	 * again, so the CQ need not be armed, but it must be empty.
+	 */
 	for (const Unit &u : units_)
-		pending |= u.queued; // only a capped worker leaves one
-	if (engine_ && !freed_)
-		paused = sim_engine_paused(engine_);
-	if (freed_ || pending || paused)
-		return; // teardown checked in done(); else by request
-	if (prov_->depth())
+		pending |= u.queued;
+	if (pending && !perpetual_)
+		fail("lost wakeup: a run is queued that no worker will take");
+	/*
+	 * The ULP's last act is a resume wherever it pauses or postpones, so
+	 * a paused engine at the end lost that resume: nothing will poll or
+	 * arm again.
+	 */
+	if (engine_ && sim_engine_paused(engine_))
+		fail(fmt(last_resume_events_ >= 0 && handler_calls_ > last_resume_events_ ?
+				 "lost wakeup: ended paused by a callback after the ULP's "
+				 "last resume (%ld completion(s) in the CQ, %ld dispatched)" :
+				 "lost wakeup: ended paused after the ULP's last resume "
+				 "(%ld completion(s) in the CQ, %ld dispatched)",
+			 (long)prov_->depth(), (long)dispatched_.size()));
+	else if (prov_->depth())
 		fail(fmt("lost wakeup: %ld completion(s) left in the CQ and "
 			 "nothing will look at them",
 			 (long)prov_->depth()));
-	else if (!prov_->armed())
+	else if (!prov_->armed() && !pending)
 		fail("lost wakeup: the CQ was left unarmed");
-	for (int i = 0; i < pushes_; i++)
-		if (done_count_[i] != 1)
-			fail(fmt("seq %ld dispatched %ld times", i, done_count_[i]));
 }
 
 void World::check_stats(const struct sim_stats &s)
@@ -631,13 +818,23 @@ int ocq_sim_bug;
 
 void ocq_sim_point(const char *what)
 {
-	if (Scheduler *s = Scheduler::current())
+	if (Scheduler *s = Scheduler::current()) {
+		if (ocq_sim::g_world)
+			ocq_sim::g_world->invariants();
 		s->point(what);
+	}
 }
 
 void ocq_sim_spin(const char *what)
 {
-	if (Scheduler *s = Scheduler::current())
+	Scheduler *s = Scheduler::current();
+
+	if (!s)
+		return;
+	/* a spinning CPU sees the latest stores in the end: look again */
+	if (ocq_sim::mm_catch_up())
+		s->point(what);
+	else
 		s->spin(what);
 }
 
@@ -666,6 +863,7 @@ void ocq_sim_rcu_read_lock(void)
 void ocq_sim_rcu_read_unlock(void)
 {
 	ocq_sim_point("rcu_read_unlock");
+	ocq_sim::mm_release(ocq_sim::MM_CH_RCU); /* ordered before the grace period's end */
 	ocq_sim::g_rcu_readers--;
 }
 
@@ -674,6 +872,8 @@ void ocq_sim_synchronize_rcu(void)
 	if (Scheduler *s = Scheduler::current())
 		s->wait(
 			"synchronize_rcu", [] { return !ocq_sim::g_rcu_readers; }, false);
+	ocq_sim::mm_acquire(ocq_sim::MM_CH_RCU);
+	ocq_mm_fence(OCQ_MM_FULL);
 }
 
 // Like the slab allocator for these sizes: aligned to the cache line, as
@@ -686,6 +886,8 @@ void *ocq_sim_alloc(unsigned long size)
 	if (p) {
 		std::memset(p, 0, n ? n : SMP_CACHE_LINE);
 		ocq_sim::g_allocs++;
+		ocq_sim::g_sizes[p] = n ? n : SMP_CACHE_LINE;
+		ocq_sim::mm_forget(p, n ? n : SMP_CACHE_LINE);
 	}
 	return p;
 }
@@ -695,5 +897,7 @@ void ocq_sim_free(const void *p)
 	if (!p)
 		return;
 	ocq_sim::g_allocs--;
+	ocq_sim::mm_forget(p, ocq_sim::g_sizes[p]);
+	ocq_sim::g_sizes.erase(p);
 	std::free(const_cast<void *>(p));
 }

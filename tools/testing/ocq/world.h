@@ -29,6 +29,10 @@ struct CaseSpec {
 	int bug = OCQ_SIM_BUG_none;
 	enum sim_policy policy = SIM_ARM_AUTO;
 	bool expect_failure = false; // a seeded bug or a negative control
+	std::string expect;	     // the property it must break ("lost wakeup")
+	unsigned stale_bound = 0;    // weak memory: stale reads per execution
+	int budget = -1;	     // the engine's budget; -1: the mode's
+	long schedules = 0;	     // the case's own schedule budget; 0: --budget
 	bool no_watchdog = false;    // lossy provider without its safety net
 	bool single_cancel = false;  // teardown cancels the CQ unit only once
 };
@@ -46,6 +50,8 @@ struct ModeInfo {
 				// 4: done() of the first completion resumes
 	bool teardown;
 	bool pattern1;		// no engine: seed 004's loop, serialized
+	int wait_next;		// 1: process() of seq 0 waits for seq 1's;
+				// 2: a backlog on one flow (head-of-line)
 };
 
 const ModeInfo *mode_info(const std::string &name);
@@ -64,6 +70,7 @@ struct Outcome {
 	long parks = 0;		// engine: runs that ended unarmed, domains busy
 	long yields = 0;	// host: runs that requeued themselves
 	long rescues = 0;	// engine: completions the watchdog found
+	long stale_reads = 0;	// weak memory: loads that returned an old store
 };
 
 class World {
@@ -86,7 +93,10 @@ public:
 	void schedule(unsigned int unit);
 	void done(struct ib_wc *wc);
 	void process(struct ib_wc *wc);
+	void polled(const struct ib_wc *wc, int got);
 	void warn(const std::string &what);
+	// At every scheduling point: the invariants of the engine's state.
+	void invariants();
 
 private:
 	// The host's work item of one engine unit (kernel workqueue rules:
@@ -109,6 +119,10 @@ private:
 		int flow;
 	};
 
+	const Completion *completion_of(const struct ib_wc *wc) const;
+	bool quiet() const;
+	bool sees_payload(const Completion *c);
+	void check_claims();
 	void setup_engine();
 	void add_contexts();
 	void producer();
@@ -156,7 +170,14 @@ private:
 	long engine_events_ = 0;
 	bool producer_done_ = false;
 	bool watchdog_done_ = false;
+	int spurious_left_ = 0;		// spurious callback contexts running
 	bool paused_in_done_ = false;
+	bool resumed_ = false;
+	long hol_ = 0;
+	bool claims_failed_ = false;
+	int payload_[80] = {};		// per seq: the poller's copy (weak memory)
+	int result_[80] = {};		// per seq: what process() wrote
+	long last_resume_events_ = -1;	// handler calls at the ULP's last resume			// done() calls while the CQ holds one		// the ULP resumed after done() paused
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
 	bool freed_ = false;
 	bool stats_taken_ = false;

@@ -36,6 +36,22 @@ void ocq_sim_rcu_read_lock(void);
 void ocq_sim_rcu_read_unlock(void);
 void ocq_sim_synchronize_rcu(void);
 void *ocq_sim_alloc(unsigned long size);
+
+/*
+ * The weak memory model (tools/testing/ocq/mm.cpp): every shimmed access of
+ * shared memory goes through it.  @size is 1, 2, 4 or 8; values are the raw
+ * bits, zero-extended.
+ */
+enum { OCQ_MM_RELAXED, OCQ_MM_ACQUIRE, OCQ_MM_RELEASE, OCQ_MM_FULL };
+enum { OCQ_MM_ADD, OCQ_MM_AND, OCQ_MM_OR, OCQ_MM_XCHG };
+unsigned long ocq_mm_load(const volatile void *p, int size, int order, const char *what);
+void ocq_mm_store(volatile void *p, int size, unsigned long v, int order);
+/* returns the old value */
+unsigned long ocq_mm_rmw(volatile void *p, int size, int op, long arg, int order);
+/* @order on success; a failure is relaxed and stores the value in *@old */
+int ocq_mm_cmpxchg(volatile void *p, int size, unsigned long *old, unsigned long val,
+		   int order);
+void ocq_mm_fence(int order);
 void ocq_sim_free(const void *p);
 
 #ifdef __cplusplus

@@ -1,19 +1,20 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Shim of <asm/barrier.h>.  The model is sequentially consistent, so the
- * barriers order nothing that is not ordered already: they compile to a
- * full fence and are not scheduling points.  smp_load_acquire() and
- * smp_store_release() access shared memory, so they are.
- * Documentation/model-checker.rst argues each barrier of the engine.
+ * Shim of <asm/barrier.h>.  The barriers are fences of the weak memory
+ * model (mm.cpp), not scheduling points: smp_mb() and
+ * smp_mb__{before,after}_atomic() full fences, smp_rmb() an acquire fence,
+ * smp_wmb() a release fence.  smp_load_acquire() and smp_store_release()
+ * access shared memory, so they are scheduling points.
+ * Documentation/model-checker.rst describes the model.
  */
 #ifndef _ASM_BARRIER_H
 #define _ASM_BARRIER_H
 
 #include <ocq_sim.h>
 
-#define smp_mb()		__atomic_thread_fence(__ATOMIC_SEQ_CST)
-#define smp_rmb()		smp_mb()
-#define smp_wmb()		smp_mb()
+#define smp_mb()		ocq_mm_fence(OCQ_MM_FULL)
+#define smp_rmb()		ocq_mm_fence(OCQ_MM_ACQUIRE)
+#define smp_wmb()		ocq_mm_fence(OCQ_MM_RELEASE)
 #define smp_mb__before_atomic()	smp_mb()
 #define smp_mb__after_atomic()	smp_mb()
 
@@ -21,7 +22,9 @@
 	({								\
 		__typeof__(*(p)) __v;					\
 		ocq_sim_point("smp_load_acquire");			\
-		__v = __atomic_load_n((p), __ATOMIC_SEQ_CST);		\
+		__v = (__typeof__(*(p)))ocq_mm_load((p), sizeof(*(p)),	\
+						    OCQ_MM_ACQUIRE,	\
+						    "smp_load_acquire");	\
 		ocq_sim_value((long)__v);				\
 		__v;							\
 	})
@@ -30,7 +33,8 @@
 	do {								\
 		__typeof__(*(p)) __v = (v);				\
 		ocq_sim_point("smp_store_release");			\
-		__atomic_store_n((p), __v, __ATOMIC_SEQ_CST);		\
+		ocq_mm_store((p), sizeof(*(p)), (unsigned long)__v,	\
+			     OCQ_MM_RELEASE);				\
 		ocq_sim_value((long)__v);				\
 	} while (0)
 

@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+//
+// Weak memory: stale reads that the LKMM allows, over the shims.
+//
+// Every location the shims touch (an atomic_t, a field accessed with
+// smp_load_acquire()/smp_store_release() or READ_ONCE()/WRITE_ONCE()) has a
+// history: the stores made to it in coherence order, each with the view of
+// its writer that it carries ("message").  Each context has a view: for
+// every location, the oldest store it may still read.  Then, C11-style:
+//
+// - a relaxed load (atomic_read(), READ_ONCE()) may return any store not
+//   older than the context's view of the location; the explorer chooses
+//   which, as a value decision (0 the latest, the default).  The context's
+//   view of the location moves up to the store read; the store's message
+//   is kept for a later acquire fence.
+// - an acquire load (smp_load_acquire(), atomic_read_acquire()) does the
+//   same and joins the store's message into the view: what the writer saw
+//   before a release is seen after the acquire.
+// - a relaxed store carries the view of the writer's last release fence; a
+//   release store (smp_store_release()) its current view.
+// - an RMW reads the latest store (atomicity).  A value-returning RMW
+//   (atomic_fetch_andnot(), a successful atomic_[try_]cmpxchg()) is fully
+//   ordered: a full fence, acquire, release, a full fence.  A void RMW
+//   (atomic_inc(), atomic_or(), atomic_andnot(), ...) and a failed cmpxchg
+//   are relaxed; an RMW's store continues the release sequence of the
+//   store it read (carries its message as well).
+// - smp_mb() (and smp_mb__{before,after}_atomic()) is a full fence: acquire
+//   of every message read so far, release, and a join with one global
+//   fence view, so that of two contexts that fence the later sees all the
+//   earlier saw (store buffering is forbidden).  smp_rmb() is an acquire
+//   fence, smp_wmb() a release fence.
+// - the host's own synchronisation (queue_work() before the run it starts,
+//   the end of a run before cancel_work_sync() returns, the CQ's lock in
+//   the verbs, the ULP's locking around done() and its teardown) is a
+//   release and an acquire through a channel.
+//
+// Plain accesses are not seen: a plain store to a tracked location is
+// found at its next shimmed access (the memory differs from the latest
+// store) and taken as a store that every context sees.  A load chooses
+// among the latest store and at most MAX_BACK older ones.
+#include "mm.h"
+
+#include <cstdint>
+#include <cstring>
+#include <map>
+#include <vector>
+
+#include "sched.h"
+
+#include <ocq_sim.h>
+
+namespace ocq_sim {
+
+namespace {
+
+const int MAX_BACK = 3;
+
+using View = std::vector<uint32_t>; // per location id: oldest readable store
+
+void join(View &a, const View &b)
+{
+	if (a.size() < b.size())
+		a.resize(b.size(), 0);
+	for (size_t i = 0; i < b.size(); i++)
+		if (b[i] > a[i])
+			a[i] = b[i];
+}
+
+struct Store {
+	uint64_t val;
+	View msg;
+};
+
+struct Loc {
+	int size;
+	std::vector<Store> hist;
+};
+
+struct CtxView {
+	View cur;	// what it may read
+	View pending;	// messages of relaxed reads, for an acquire fence
+	View fence;	// its view at its last release fence
+};
+
+struct Model {
+	bool on = false;
+	long stale = 0;
+	std::map<uintptr_t, int> ids; // address -> location id
+	std::vector<Loc> locs;
+	std::vector<CtxView> ctxs;
+	View sc; // the global fence view
+	std::map<int, View> chans;
+};
+
+Model g;
+
+uint64_t raw_read(const volatile void *p, int size)
+{
+	uint64_t v = 0;
+
+	switch (size) {
+	case 1: v = *(const volatile uint8_t *)p; break;
+	case 2: v = *(const volatile uint16_t *)p; break;
+	case 4: v = *(const volatile uint32_t *)p; break;
+	default: v = *(const volatile uint64_t *)p; break;
+	}
+	return v;
+}
+
+void raw_write(volatile void *p, int size, uint64_t v)
+{
+	switch (size) {
+	case 1: *(volatile uint8_t *)p = (uint8_t)v; break;
+	case 2: *(volatile uint16_t *)p = (uint16_t)v; break;
+	case 4: *(volatile uint32_t *)p = (uint32_t)v; break;
+	default: *(volatile uint64_t *)p = v; break;
+	}
+}
+
+int64_t sext(uint64_t v, int size)
+{
+	switch (size) {
+	case 1: return (int8_t)v;
+	case 2: return (int16_t)v;
+	case 4: return (int32_t)v;
+	default: return (int64_t)v;
+	}
+}
+
+// The running context's view, or NULL outside the model (set-up, checks).
+CtxView *self()
+{
+	Scheduler *s = Scheduler::current();
+
+	if (!g.on || !s || s->self() < 0)
+		return nullptr;
+	if (g.ctxs.size() <= (size_t)s->self())
+		g.ctxs.resize(s->self() + 1);
+	return &g.ctxs[s->self()];
+}
+
+// The location at @p; its history begins with what the memory holds.
+int loc_of(const volatile void *p, int size)
+{
+	uintptr_t a = (uintptr_t)p;
+	auto it = g.ids.find(a);
+	uint64_t mem = raw_read(p, size);
+
+	if (it == g.ids.end() || g.locs[it->second].size != size) {
+		Loc l;
+
+		l.size = size;
+		l.hist.push_back({mem, {}});
+		g.locs.push_back(l);
+		g.ids[a] = (int)g.locs.size() - 1;
+		return (int)g.locs.size() - 1;
+	}
+	Loc &l = g.locs[it->second];
+	if (l.hist.back().val != mem) {
+		// a plain store: every context sees it
+		l.hist.push_back({mem, {}});
+		for (CtxView &c : g.ctxs) {
+			if (c.cur.size() <= (size_t)it->second)
+				c.cur.resize(it->second + 1, 0);
+			c.cur[it->second] = (uint32_t)l.hist.size() - 1;
+		}
+	}
+	return it->second;
+}
+
+uint32_t view_of(const View &v, int id)
+{
+	return (size_t)id < v.size() ? v[id] : 0;
+}
+
+void set_view(View &v, int id, uint32_t idx)
+{
+	if (v.size() <= (size_t)id)
+		v.resize(id + 1, 0);
+	if (idx > v[id])
+		v[id] = idx;
+}
+
+void fence(CtxView *c, int order)
+{
+	if (order == OCQ_MM_ACQUIRE || order == OCQ_MM_FULL)
+		join(c->cur, c->pending);
+	if (order == OCQ_MM_FULL) {
+		join(c->cur, g.sc);
+		g.sc = c->cur;
+	}
+	if (order == OCQ_MM_RELEASE || order == OCQ_MM_FULL)
+		c->fence = c->cur;
+}
+
+// Append a store by @c; @msg its message before it names itself.
+void append(CtxView *c, int id, uint64_t v, View msg, volatile void *p)
+{
+	Loc &l = g.locs[id];
+	uint32_t idx = (uint32_t)l.hist.size();
+
+	set_view(msg, id, idx);
+	l.hist.push_back({v, std::move(msg)});
+	set_view(c->cur, id, idx);
+	raw_write(p, l.size, v);
+}
+
+} // namespace
+
+void mm_reset(bool on)
+{
+	g = Model();
+	g.on = on;
+}
+
+long mm_stale_reads()
+{
+	return g.stale;
+}
+
+void mm_forget(const void *p, unsigned long n)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	g.ids.erase(g.ids.lower_bound(a), g.ids.lower_bound(a + n));
+}
+
+void mm_release(int ch)
+{
+	if (CtxView *c = self())
+		join(g.chans[ch], c->cur);
+}
+
+bool mm_catch_up()
+{
+	CtxView *c = self();
+	bool behind = false;
+
+	if (!c)
+		return false;
+	for (size_t id = 0; id < g.locs.size(); id++) {
+		uint32_t last = (uint32_t)g.locs[id].hist.size() - 1;
+
+		if (view_of(c->cur, (int)id) < last) {
+			set_view(c->cur, (int)id, last);
+			behind = true;
+		}
+	}
+	return behind;
+}
+
+void mm_acquire(int ch)
+{
+	if (CtxView *c = self())
+		join(c->cur, g.chans[ch]);
+}
+
+} // namespace ocq_sim
+
+using namespace ocq_sim;
+
+extern "C" {
+
+unsigned long ocq_mm_load(const volatile void *p, int size, int order, const char *what)
+{
+	CtxView *c = self();
+	int id, n, k;
+	uint32_t last, lo;
+
+	if (!c)
+		return raw_read(p, size);
+	id = loc_of(p, size);
+	Loc &l = g.locs[id];
+	last = (uint32_t)l.hist.size() - 1;
+	lo = view_of(c->cur, id);
+	if (last > lo + MAX_BACK)
+		lo = last - MAX_BACK;
+	n = (int)(last - lo) + 1;
+	k = Scheduler::current()->choose_value(n, what);
+	g.stale += k != 0;
+	const Store &s = l.hist[last - k];
+	set_view(c->cur, id, last - k);
+	if (order == OCQ_MM_RELAXED)
+		join(c->pending, s.msg);
+	else
+		join(c->cur, s.msg);
+	return s.val;
+}
+
+void ocq_mm_store(volatile void *p, int size, unsigned long v, int order)
+{
+	CtxView *c = self();
+	int id;
+
+	if (!c) {
+		raw_write(p, size, v);
+		mm_forget((const void *)p, 1);
+		return;
+	}
+	id = loc_of(p, size);
+	append(c, id, v, order == OCQ_MM_RELAXED ? c->fence : c->cur, p);
+}
+
+unsigned long ocq_mm_rmw(volatile void *p, int size, int op, long arg, int order)
+{
+	CtxView *c = self();
+	uint64_t old, val;
+	int id = -1;
+
+	if (!c) {
+		old = raw_read(p, size);
+	} else {
+		id = loc_of(p, size);
+		old = g.locs[id].hist.back().val;
+	}
+	switch (op) {
+	case OCQ_MM_ADD: val = (uint64_t)(sext(old, size) + arg); break;
+	case OCQ_MM_AND: val = old & (uint64_t)arg; break;
+	case OCQ_MM_OR: val = old | (uint64_t)arg; break;
+	default: val = (uint64_t)arg; break;
+	}
+	if (size < 8)
+		val &= (1ull << (8 * size)) - 1;
+	if (!c) {
+		raw_write(p, size, val);
+		mm_forget((const void *)p, 1);
+		return old;
+	}
+	Loc &l = g.locs[id];
+	View from = l.hist.back().msg; // the release sequence goes on
+	View msg;
+
+	set_view(c->cur, id, (uint32_t)l.hist.size() - 1);
+	if (order == OCQ_MM_FULL) {
+		fence(c, OCQ_MM_FULL);
+		join(c->cur, from);
+		msg = c->cur;
+	} else {
+		join(c->pending, from);
+		msg = c->fence;
+		join(msg, from);
+	}
+	append(c, id, val, msg, p);
+	if (order == OCQ_MM_FULL)
+		fence(c, OCQ_MM_FULL);
+	return old;
+}
+
+int ocq_mm_cmpxchg(volatile void *p, int size, unsigned long *old, unsigned long val, int order)
+{
+	CtxView *c = self();
+	uint64_t cur;
+	int id = -1;
+
+	if (!c) {
+		cur = raw_read(p, size);
+	} else {
+		id = loc_of(p, size);
+		cur = g.locs[id].hist.back().val;
+	}
+	if (cur != *old) {
+		// failed: a relaxed read of the latest store
+		if (c) {
+			const Loc &l = g.locs[id];
+
+			set_view(c->cur, id, (uint32_t)l.hist.size() - 1);
+			join(c->pending, l.hist.back().msg);
+		}
+		*old = cur;
+		return 0;
+	}
+	ocq_mm_rmw(p, size, OCQ_MM_XCHG, (long)val, order);
+	return 1;
+}
+
+void ocq_mm_fence(int order)
+{
+	if (CtxView *c = self())
+		fence(c, order);
+}
+
+} // extern "C"
