@@ -798,11 +798,23 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
 		return OCQ_BACKOFF;
 	}
 	e->backoffs = 0;
+	/* a completion came: the run's last arm has fired, or will for it */
+	if (n > 0)
+		e->armed = false;
 	if (st == IB_PN_MORE || st == IB_PN_REPOLL)
 		return OCQ_MORE;
+	/*
+	 * Postponed arm: a pass that a callback started after a resume's
+	 * arm, and that found nothing, must not pause: the CQ is still armed
+	 * (the verbs contract: the handler runs once it is not empty), and a
+	 * pause would turn that event into a kick nothing runs.
+	 */
 	if (postpone)
-		return OCQ_POSTPONE;
-	return busy ? OCQ_PARK : OCQ_ARMED;
+		return e->armed ? OCQ_ARMED : OCQ_POSTPONE;
+	if (busy)
+		return OCQ_PARK;
+	e->armed = true;
+	return OCQ_ARMED;
 }
 
 /*

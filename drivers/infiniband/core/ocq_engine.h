@@ -161,6 +161,8 @@ struct ocq_slot {
  * @parks: runs that ended unarmed while domains held work (C)
  * @provider_errors: failed polls and arms the run backed off from (C)
  * @backoffs: runs in a row that backed off (C)
+ * @armed: the run's last arm was confirmed and no completion was taken
+ *	since: the CQ is still armed (C)
  * @max_batch: most completions one run took (C)
  * @wd_events: @events at the watchdog's last tick (W)
  * @lease_mark: @lease_epoch at the lease's last tick while paused, or -1 (L)
@@ -203,6 +205,7 @@ struct ocq_engine {
 	u64 parks;
 	u64 provider_errors;
 	unsigned int backoffs;
+	bool armed;
 	u64 max_batch;
 	long wd_events;
 	int lease_mark;

@@ -47,16 +47,7 @@ struct KnownBug {
 
 // Engine bugs found by the checker and not fixed yet: a case that meets one
 // reports it with its schedule and goes on.  Empty while the engine is clean.
-const std::vector<KnownBug> known_bugs = {
-	{"postpone-late-callback-repauses", "postpone", "",
-	 "lost wakeup: ended paused by a callback after",
-	 "IB_OCQ_POSTPONE_ARM: a completion handler call after the ULP's "
-	 "\"arm now\" (here the event the strong provider raises when the run "
-	 "arms a CQ that still held entries) starts a pass that finds the CQ "
-	 "empty, takes no resume and postpones: the engine pauses with the CQ "
-	 "armed, and the next completion's event only sets OCQ_KICK; nothing "
-	 "polls it until the ULP resumes again or the pause lease ends"},
-};
+const std::vector<KnownBug> known_bugs = {};
 
 const KnownBug *known_bug(const CaseSpec &spec, const std::string &failure)
 {
