@@ -84,10 +84,10 @@ struct Result {
 	long schedules = 0;
 	size_t terminals = 0;
 	double secs = 0;
-	bool complete = false;	// every schedule within opt.bound was run
-	int exhausted = -1;	// highest bound whose every schedule was run
-	unsigned at_bound = 0;	// the bound being explored when it ended
-	std::string other;	// seeded case: a failure of another property
+	bool complete = false; // every schedule within opt.bound was run
+	int exhausted = -1; // highest bound whose every schedule was run
+	unsigned at_bound = 0; // the bound being explored when it ended
+	std::string other; // seeded case: a failure of another property
 	std::string other_schedule;
 	long handler_calls = 0, empty_handlers = 0, runs = 0, empty_runs = 0;
 	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0;
@@ -336,9 +336,8 @@ std::string explored(const Result &r, const Options &opt)
 			      "(exhaustive at bound %d)",
 			      r.schedules, r.at_bound, r.exhausted);
 	else
-		std::snprintf(buf, sizeof(buf),
-			      "budget: %ld schedules of bound %u, not exhaustive", r.schedules,
-			      r.at_bound);
+		std::snprintf(buf, sizeof(buf), "budget: %ld schedules of bound %u, not exhaustive",
+			      r.schedules, r.at_bound);
 	return buf;
 }
 
@@ -362,8 +361,9 @@ bool report(const CaseSpec &spec, const Result &r, const Options &opt)
 	}
 	if (!r.failure.empty()) {
 		std::printf("%-32s FAIL  schedules=%ld time=%.1fs%s%s\n    %s\n", spec.name.c_str(),
-			    r.schedules, r.secs, r.schedule.empty() ? "" : " schedule=",
-			    r.schedule.c_str(), r.failure.c_str());
+			    r.schedules, r.secs,
+			    r.schedule.empty() ? "" : " schedule=", r.schedule.c_str(),
+			    r.failure.c_str());
 		return false;
 	}
 	std::printf("%-32s ok  %s, terminal=%zu time=%.1fs", spec.name.c_str(),

@@ -77,9 +77,9 @@ struct Loc {
 };
 
 struct CtxView {
-	View cur;	// what it may read
-	View pending;	// messages of relaxed reads, for an acquire fence
-	View fence;	// its view at its last release fence
+	View cur; // what it may read
+	View pending; // messages of relaxed reads, for an acquire fence
+	View fence; // its view at its last release fence
 };
 
 struct Model {
@@ -99,10 +99,18 @@ uint64_t raw_read(const volatile void *p, int size)
 	uint64_t v = 0;
 
 	switch (size) {
-	case 1: v = *(const volatile uint8_t *)p; break;
-	case 2: v = *(const volatile uint16_t *)p; break;
-	case 4: v = *(const volatile uint32_t *)p; break;
-	default: v = *(const volatile uint64_t *)p; break;
+	case 1:
+		v = *(const volatile uint8_t *)p;
+		break;
+	case 2:
+		v = *(const volatile uint16_t *)p;
+		break;
+	case 4:
+		v = *(const volatile uint32_t *)p;
+		break;
+	default:
+		v = *(const volatile uint64_t *)p;
+		break;
 	}
 	return v;
 }
@@ -110,20 +118,32 @@ uint64_t raw_read(const volatile void *p, int size)
 void raw_write(volatile void *p, int size, uint64_t v)
 {
 	switch (size) {
-	case 1: *(volatile uint8_t *)p = (uint8_t)v; break;
-	case 2: *(volatile uint16_t *)p = (uint16_t)v; break;
-	case 4: *(volatile uint32_t *)p = (uint32_t)v; break;
-	default: *(volatile uint64_t *)p = v; break;
+	case 1:
+		*(volatile uint8_t *)p = (uint8_t)v;
+		break;
+	case 2:
+		*(volatile uint16_t *)p = (uint16_t)v;
+		break;
+	case 4:
+		*(volatile uint32_t *)p = (uint32_t)v;
+		break;
+	default:
+		*(volatile uint64_t *)p = v;
+		break;
 	}
 }
 
 int64_t sext(uint64_t v, int size)
 {
 	switch (size) {
-	case 1: return (int8_t)v;
-	case 2: return (int16_t)v;
-	case 4: return (int32_t)v;
-	default: return (int64_t)v;
+	case 1:
+		return (int8_t)v;
+	case 2:
+		return (int16_t)v;
+	case 4:
+		return (int32_t)v;
+	default:
+		return (int64_t)v;
 	}
 }
 
@@ -314,10 +334,18 @@ unsigned long ocq_mm_rmw(volatile void *p, int size, int op, long arg, int order
 		old = g.locs[id].hist.back().val;
 	}
 	switch (op) {
-	case OCQ_MM_ADD: val = (uint64_t)(sext(old, size) + arg); break;
-	case OCQ_MM_AND: val = old & (uint64_t)arg; break;
-	case OCQ_MM_OR: val = old | (uint64_t)arg; break;
-	default: val = (uint64_t)arg; break;
+	case OCQ_MM_ADD:
+		val = (uint64_t)(sext(old, size) + arg);
+		break;
+	case OCQ_MM_AND:
+		val = old & (uint64_t)arg;
+		break;
+	case OCQ_MM_OR:
+		val = old | (uint64_t)arg;
+		break;
+	default:
+		val = (uint64_t)arg;
+		break;
 	}
 	if (size < 8)
 		val &= (1ull << (8 * size)) - 1;

@@ -348,7 +348,8 @@ void World::worker(unsigned int unit)
 		u.runs++;
 		mm_acquire(unit); /* the run sees what was before queue_work() */
 		if (freed_)
-			fail(fmt("use after free: work of unit %ld ran after the engine was freed", unit));
+			fail(fmt("use after free: work of unit %ld ran after the engine was freed",
+				 unit));
 		else
 			sim_engine_run(engine_, unit);
 		mm_release(MM_CH_DONE + unit); /* for cancel_work_sync() */
@@ -436,8 +437,7 @@ bool World::quiet() const
 	 * "arm now": the ULP does not wait for it to be dispatched.
 	 */
 	return ((int)dispatched_.size() >= pushes_ || mi_.postpone) && producer_done_ &&
-	       !spurious_left_ &&
-	       (!watchdog_ctx_ || watchdog_done_) && !prov_->pending() &&
+	       !spurious_left_ && (!watchdog_ctx_ || watchdog_done_) && !prov_->pending() &&
 	       !prov_->in_flight();
 }
 
@@ -561,7 +561,8 @@ void World::done(struct ib_wc *wc)
 			 "before the CQ run's copy of it is visible",
 			 c->seq));
 	if (mi_.engine == SIM_PARALLEL && processed_[c->seq] != 1)
-		fail(fmt("done() before process(): done() of seq %ld before its process()", c->seq));
+		fail(fmt("done() before process(): done() of seq %ld before its process()",
+			 c->seq));
 	else if (mi_.engine == SIM_PARALLEL &&
 		 ocq_mm_load(&result_[c->seq], sizeof(int), OCQ_MM_RELAXED,
 			     "ulp: read what process() wrote") != 1)
@@ -586,8 +587,8 @@ void World::done(struct ib_wc *wc)
 	if (mi_.wait_next == 2) {
 		const Unit &cqu = units_[0];
 
-		if (prov_->depth() && !prov_->armed() && !prov_->pending() &&
-		    !prov_->in_flight() && !cqu.queued && !cqu.running)
+		if (prov_->depth() && !prov_->armed() && !prov_->pending() && !prov_->in_flight() &&
+		    !cqu.queued && !cqu.running)
 			hol_++;
 		else
 			hol_ = 0;
