@@ -7,8 +7,9 @@
  * default attributes: %IB_OCQ_STRICT for a CQ of its own, %IB_OCQ_FLOW for a
  * pooled one (its QPs spread over a domain per CPU).  Every file of the ULP
  * that allocates or frees CQs must include it: ib_free_cq() of ib_core on
- * an ordered CQ warns and does nothing (ocq marks its CQs shared).  Nothing else of the ULP changes: its
- * done() handlers read cq->cq_context as before, ib_drain_qp() works.
+ * an ordered CQ warns and does nothing (ocq marks its CQs shared).  Nothing
+ * else of the ULP changes: its done() handlers read cq->cq_context as
+ * before, ib_drain_qp() works.
  *
  * %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE and %IB_POLL_UNBOUND_WORKQUEUE are
  * provided; %IB_POLL_DIRECT is not yet: the allocation fails with

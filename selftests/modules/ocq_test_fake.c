@@ -1267,8 +1267,8 @@ static int fake_flows_alloc(struct fake_run *r)
 	r->flows = kcalloc(r->nr_flows, sizeof(*r->flows), GFP_KERNEL);
 	if (!r->flows)
 		return -ENOMEM;
-	credits = max_t(
-		u32, roundup_pow_of_two(r->credits ?: r->cqe) / r->nr_flows, 1);
+	credits = roundup_pow_of_two(r->credits ?: r->cqe) / r->nr_flows;
+	credits = max_t(u32, credits, 1);
 	for (i = 0; i < r->nr_flows; i++) {
 		struct fake_flow *f = &r->flows[i];
 
@@ -3083,7 +3083,7 @@ static void fake_pslow_process(struct ib_cq *cq, struct ib_wc *wc)
 	}
 	while (atomic_read(&h->others) < FAKE_PSLOW_OTHERS &&
 	       time_before(jiffies, end))
-		udelay(10);
+		usleep_range(10, 20);
 	h->during = atomic_read(&h->others);
 }
 
