@@ -12,6 +12,11 @@
 
 [ -e /sys/class/infiniband/rxe0 ] || ksft_fail "no rxe0"
 insmod_test ocq_dropin_upstream.ko || ksft_fail "the ULP failed on ib_core's CQs"
+# a fresh ib_ocq (earlier tests may have left it loaded): its pool starts empty,
+# and unloading it at the end frees the pooled CQ this test leaves
+if grep -q '^ib_ocq ' /proc/modules; then
+	rmmod ib_ocq || ksft_fail "ib_ocq is loaded and in use: no fresh pool"
+fi
 insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
 rc=0
 insmod_test ocq_dropin_ocq.ko || rc=$KSFT_FAIL
