@@ -214,8 +214,9 @@ static struct ib_cq *ib_ocq_pool_pick(struct list_head *cqs, int vector,
  * %IB_OCQ_POOL_CQE entries.  With the default attributes each QP sharing a
  * CQ is strictly ordered, and a QP waits for another QP's done() beyond
  * %IB_OCQ_HOL_DONES calls only when both hash to the same domain.  The
- * cq_context of a pooled CQ is NULL, as upstream's.  Give the room back with ib_ocq_cq_pool_put() once the QP is
- * destroyed; the pool's CQs are freed when the device goes away.
+ * cq_context of a pooled CQ is NULL, as upstream's.  Give the room back
+ * with ib_ocq_cq_pool_put() once the QP is destroyed; the pool's CQs are
+ * freed when the device goes away.
  *
  * Context: process context; may sleep.
  * Return: the CQ, or an ERR_PTR() as __ib_ocq_alloc_cq(), or
