@@ -2614,19 +2614,20 @@ static int fake_run_poll_helpers(const struct fake_scenario *sc,
 
 /* A's done() takes this long, in milliseconds */
 #define FAKE_HOL_A_MS 5
-/* A's backlog in the first half; doubled in the second */
-#define FAKE_HOL_BACKLOG 32
+/* A's backlog in the first half; doubled in the second (within cqe=256) */
+#define FAKE_HOL_BACKLOG 96
 /* backlogs of A per half */
 #define FAKE_HOL_ROUNDS 3
 /*
  * A done() calls B may wait for beyond IB_OCQ_HOL_DONES: the kick of A's
  * domain queues the CQ run, which polls B and queues B's domain, while A
- * goes on with 5 ms calls, and under TCG on a shared host a work item can
- * wait several of them for a CPU (up to 7 in all were seen).  Two kicks'
- * worth: far below a backlog, whose whole pass an engine that kicks only
- * at its end makes B wait for.
+ * goes on with 5 ms calls, and under TCG on a loaded host a work item can
+ * wait many of them for a CPU (up to 7 on an idle host, 39 with two other
+ * guests running: mdelay() counts host time while a vCPU is descheduled).
+ * Still half the smaller backlog, whose whole pass an engine that kicks
+ * only at its end makes B wait for.
  */
-#define FAKE_HOL_SLACK 8
+#define FAKE_HOL_SLACK 44
 #define FAKE_HOL_BOUND (IB_OCQ_HOL_DONES + FAKE_HOL_SLACK)
 
 /**
