@@ -159,6 +159,11 @@ struct ib_ocq_attr {
  *	next made progress started the next run
  * @provider_errors: failed polls or arms; the run retried a moment later
  * @lease_resumes: pauses and postponed arms that &ib_ocq_attr.pause_ms ended
+ * @contended: %IB_POLL_DIRECT: ib_ocq_process_cq_direct() calls that found
+ *	another caller polling and returned 0
+ *
+ * An %IB_POLL_DIRECT CQ counts @runs (calls that polled), @empty_runs,
+ * @polls, @completions and @contended only.
  */
 struct ib_ocq_stats {
 	u64 events;
@@ -178,6 +183,7 @@ struct ib_ocq_stats {
 	u64 parks;
 	u64 provider_errors;
 	u64 lease_resumes;
+	u64 contended;
 };
 
 struct ib_ocq;
@@ -267,6 +273,7 @@ static inline struct ib_cq *ib_ocq_alloc_cq_any(struct ib_device *dev,
 }
 
 void ib_ocq_free_cq(struct ib_cq *cq);
+int ib_ocq_process_cq_direct(struct ib_cq *cq, int budget);
 struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 				 int comp_vector_hint,
 				 enum ib_poll_context poll_ctx,

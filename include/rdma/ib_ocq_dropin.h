@@ -2,18 +2,18 @@
 /*
  * The one-line switch of a ULP from ib_core's CQ API to ordered CQs:
  * include this header after <rdma/ib_verbs.h> (it includes it first) and
- * every ib_alloc_cq(), ib_alloc_cq_any(), ib_free_cq(), ib_cq_pool_get()
- * and ib_cq_pool_put() below it becomes ocq's drop-in equivalent, with the
- * default attributes: %IB_OCQ_STRICT for a CQ of its own, %IB_OCQ_FLOW for a
- * pooled one (its QPs spread over a domain per CPU).  Every file of the ULP
+ * every ib_alloc_cq(), ib_alloc_cq_any(), ib_free_cq(), ib_cq_pool_get(),
+ * ib_cq_pool_put() and ib_process_cq_direct() below it becomes ocq's
+ * drop-in equivalent, with the default attributes: %IB_OCQ_STRICT for a CQ
+ * of its own, %IB_OCQ_FLOW for a pooled one (its QPs spread over a domain
+ * per CPU).  Every file of the ULP
  * that allocates or frees CQs must include it: ib_free_cq() of ib_core on
  * an ordered CQ warns and does nothing (ocq marks its CQs shared).  Nothing
  * else of the ULP changes: its done() handlers read cq->cq_context as
  * before, ib_drain_qp() works.
  *
- * %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE and %IB_POLL_UNBOUND_WORKQUEUE are
- * provided; %IB_POLL_DIRECT is not yet: the allocation fails with
- * -EOPNOTSUPP.
+ * Every poll context is provided: with %IB_POLL_DIRECT the ULP's own
+ * ib_process_cq_direct() calls poll the CQ, one caller at a time.
  * A ULP that wants other attributes calls ib_ocq_alloc_cq() and
  * ib_ocq_cq_pool_get() itself (Documentation/api.rst).
  */
@@ -31,5 +31,6 @@
 #define ib_cq_pool_get(dev, nr_cqe, comp_vector_hint, poll_ctx) \
 	ib_ocq_cq_pool_get(dev, nr_cqe, comp_vector_hint, poll_ctx, NULL)
 #define ib_cq_pool_put(cq, nr_cqe) ib_ocq_cq_pool_put(cq, nr_cqe)
+#define ib_process_cq_direct(cq, budget) ib_ocq_process_cq_direct(cq, budget)
 
 #endif /* _RDMA_IB_OCQ_DROPIN_H */

@@ -301,14 +301,19 @@ static int ib_ocq_stats_show(struct seq_file *m, void *unused)
 		   s.domain_runs, s.cq_errors, s.max_batch);
 	seq_printf(m, "parks %llu\nprovider_errors %llu\nlease_resumes %llu\n",
 		   s.parks, s.provider_errors, s.lease_resumes);
+	seq_printf(m, "contended %llu\n", s.contended);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);
 
 static int ib_ocq_info_show(struct seq_file *m, void *unused)
 {
-	static const char *const ctx[] = { "softirq", "workqueue",
-					   "unbound_workqueue" };
+	static const char *const ctx[] = {
+		[IB_POLL_SOFTIRQ] = "softirq",
+		[IB_POLL_WORKQUEUE] = "workqueue",
+		[IB_POLL_UNBOUND_WORKQUEUE] = "unbound_workqueue",
+		[IB_POLL_DIRECT] = "direct",
+	};
 	static const char *const mode[] = { "strict", "flow", "parallel" };
 	struct ib_ocq *ocq = m->private;
 	struct ib_cq *cq = ocq->cq;
@@ -388,6 +393,8 @@ static int ib_ocq_publish(struct ib_ocq *ocq)
 			    &ib_ocq_stats_fops);
 	debugfs_create_file("info", 0400, ocq->debugfs, ocq, &ib_ocq_info_fops);
 
+	if (ocq->poll_ctx == IB_POLL_DIRECT)
+		return 0;
 	if (ocq->watchdog_ms)
 		queue_delayed_work(ib_ocq_wq, &ocq->watchdog,
 				   msecs_to_jiffies(ocq->watchdog_ms));
@@ -405,6 +412,39 @@ static int ib_ocq_engine_init(struct ib_ocq *ocq)
 		attr.budget = min_not_zero(attr.budget, IB_OCQ_BUDGET_SOFTIRQ);
 	return ocq_engine_init(&ocq->engine, ocq->cq, &attr, num_online_cpus(),
 			       &ib_ocq_engine_ops);
+}
+
+/*
+ * What an IB_POLL_DIRECT OCQ can honour: its ULP polls it, one caller at a
+ * time, in the CQ's order, which keeps every QP's and flow's order too.
+ * Parallel processing, a postponed arm and the watchdog need the engine.
+ */
+static bool ib_ocq_direct_attr_ok(const struct ib_ocq_attr *attr)
+{
+	return !attr || (attr->mode != IB_OCQ_PARALLEL && !attr->flags &&
+			 !attr->watchdog_ms && !attr->process);
+}
+
+/* A direct CQ is never armed: an event is a provider's stray one. */
+static void ib_ocq_direct_handler(struct ib_cq *cq, void *cq_context)
+{
+}
+
+/* A direct OCQ off the registry: no engine, no work items. */
+static void ib_ocq_destroy_direct(struct ib_ocq *ocq)
+{
+	int ret;
+
+	debugfs_remove_recursive(ocq->debugfs);
+	ocq->cq->shared = false;
+	ret = ib_destroy_cq_user(ocq->cq, NULL);
+	/* as in ib_ocq_destroy(): the CQ lives on with its handlers */
+	if (WARN_ONCE(ret, "ib_ocq: destroy of ocq%u's CQ failed: %d\n",
+		      ocq->id, ret)) {
+		__module_get(THIS_MODULE);
+		return;
+	}
+	ib_ocq_kvfree(ocq);
 }
 
 /*
@@ -427,8 +467,10 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	if (!dev || nr_cqe < 1 || comp_vector < 0 ||
 	    comp_vector >= max(dev->num_comp_vectors, 1))
 		return ERR_PTR(-EINVAL);
-	if ((unsigned int)poll_ctx > IB_POLL_UNBOUND_WORKQUEUE)
+	if ((unsigned int)poll_ctx > IB_POLL_DIRECT)
 		return ERR_PTR(-EOPNOTSUPP);
+	if (poll_ctx == IB_POLL_DIRECT && !ib_ocq_direct_attr_ok(attr))
+		return ERR_PTR(-EINVAL);
 	ocq = ib_ocq_kvcalloc(1, sizeof(*ocq));
 	if (!ocq)
 		return ERR_PTR(-ENOMEM);
@@ -443,7 +485,10 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	if (ib_ocq_should_fail())
 		ocq->cq = ERR_PTR(-ENOMEM);
 	else
-		ocq->cq = __ib_create_cq(dev, ib_ocq_comp_handler,
+		ocq->cq = __ib_create_cq(dev,
+					 poll_ctx == IB_POLL_DIRECT ?
+						 ib_ocq_direct_handler :
+						 ib_ocq_comp_handler,
 					 ib_ocq_event_handler, private,
 					 &cq_attr, caller);
 	if (IS_ERR(ocq->cq)) {
@@ -453,12 +498,14 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	/* reported where ib_alloc_cq()'s are: restrack, rdma res show cq */
 	ocq->cq->poll_ctx = poll_ctx;
 	ocq->cq->comp_vector = comp_vector;
-	ret = ib_ocq_engine_init(ocq);
-	if (ret)
-		goto out_destroy_cq;
-	ret = ib_ocq_alloc_works(ocq);
-	if (ret)
-		goto out_destroy_engine;
+	if (poll_ctx != IB_POLL_DIRECT) {
+		ret = ib_ocq_engine_init(ocq);
+		if (ret)
+			goto out_destroy_cq;
+		ret = ib_ocq_alloc_works(ocq);
+		if (ret)
+			goto out_destroy_engine;
+	}
 	ret = ib_ocq_publish(ocq);
 	if (ret)
 		goto out_free_works;
@@ -471,6 +518,8 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	return ocq;
 
 out_free_works:
+	if (poll_ctx == IB_POLL_DIRECT)
+		goto out_destroy_cq;
 	ib_ocq_kvfree(ocq->works);
 out_destroy_engine:
 	ocq_engine_destroy(&ocq->engine);
@@ -586,6 +635,10 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 	unsigned int i;
 	int ret;
 
+	if (ocq->poll_ctx == IB_POLL_DIRECT) {
+		ib_ocq_destroy_direct(ocq);
+		return;
+	}
 	cancel_delayed_work_sync(&ocq->watchdog);
 	ocq_engine_disable(&ocq->engine);
 	/*
@@ -712,7 +765,8 @@ EXPORT_SYMBOL(ib_ocq_private);
  * delivers, in order, everything that arrived meanwhile.  A pause that
  * nobody ends lasts between &ib_ocq_attr.pause_ms and twice that; then the
  * OCQ resumes by itself (counted in &ib_ocq_stats.lease_resumes), so that
- * ib_drain_qp() on a paused OCQ returns.
+ * ib_drain_qp() on a paused OCQ returns.  An %IB_POLL_DIRECT CQ is polled
+ * by its ULP only: nothing to pause, it does nothing.
  *
  * Context: any context, including done().
  */
@@ -720,7 +774,8 @@ void ib_ocq_pause(struct ib_ocq *ocq)
 {
 	if (WARN_ON_ONCE(IS_ERR_OR_NULL(ocq)))
 		return;
-	ocq_engine_pause(&ocq->engine);
+	if (ocq->poll_ctx != IB_POLL_DIRECT)
+		ocq_engine_pause(&ocq->engine);
 }
 EXPORT_SYMBOL(ib_ocq_pause);
 
@@ -729,7 +784,7 @@ EXPORT_SYMBOL(ib_ocq_pause);
  * @ocq: the ordered CQ
  *
  * Also the explicit "arm now" of %IB_OCQ_POSTPONE_ARM: the next run ends
- * armed instead of paused.
+ * armed instead of paused.  Does nothing on an %IB_POLL_DIRECT CQ.
  *
  * Context: any context, including done().
  */
@@ -737,7 +792,8 @@ void ib_ocq_resume(struct ib_ocq *ocq)
 {
 	if (WARN_ON_ONCE(IS_ERR_OR_NULL(ocq)))
 		return;
-	ocq_engine_resume(&ocq->engine);
+	if (ocq->poll_ctx != IB_POLL_DIRECT)
+		ocq_engine_resume(&ocq->engine);
 }
 EXPORT_SYMBOL(ib_ocq_resume);
 
@@ -753,7 +809,10 @@ void ib_ocq_get_stats(struct ib_ocq *ocq, struct ib_ocq_stats *stats)
 {
 	if (WARN_ON_ONCE(IS_ERR_OR_NULL(ocq) || !stats))
 		return;
-	ocq_engine_stats(&ocq->engine, stats);
+	if (ocq->poll_ctx == IB_POLL_DIRECT)
+		ib_ocq_direct_stats(ocq, stats);
+	else
+		ocq_engine_stats(&ocq->engine, stats);
 }
 EXPORT_SYMBOL(ib_ocq_get_stats);
 

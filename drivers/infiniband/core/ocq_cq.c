@@ -46,19 +46,22 @@ static LIST_HEAD(ib_ocq_pools);
  * @private: the CQ's cq_context, as with ib_alloc_cq()
  * @nr_cqe: number of CQ entries
  * @comp_vector: completion vector
- * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
- *	%IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE,
+ *	%IB_POLL_UNBOUND_WORKQUEUE or %IB_POLL_DIRECT
  * @attr: mode and tuning; NULL for the defaults (%IB_OCQ_STRICT)
  * @caller: module name for resource tracking
  *
  * Completions are dispatched through wc->wr_cqe->done() in @poll_ctx, in
- * the order @attr asks for.  Free it with ib_ocq_free_cq(); ib_drain_qp()
- * works on its QPs.  ib_cq_to_ocq() gives the ordered CQ behind it.
+ * the order @attr asks for.  With %IB_POLL_DIRECT the CQ is never armed:
+ * the ULP polls it with ib_ocq_process_cq_direct(), which dispatches in the
+ * CQ's order, one caller at a time (%IB_OCQ_PARALLEL, a postponed arm and
+ * the watchdog are refused there).  Free it with ib_ocq_free_cq();
+ * ib_drain_qp() works on its QPs.  ib_cq_to_ocq() gives the ordered CQ
+ * behind it.
  *
  * Context: process context; may sleep.
  * Return: the CQ, or ERR_PTR(-EINVAL) for bad arguments, ERR_PTR(-EOPNOTSUPP)
- * for a poll context ocq does not provide yet, ERR_PTR(-ENOMEM), or the
- * provider's error.
+ * for an unknown poll context, ERR_PTR(-ENOMEM), or the provider's error.
  */
 struct ib_cq *__ib_ocq_alloc_cq(struct ib_device *dev, void *private,
 				int nr_cqe, int comp_vector,
@@ -95,8 +98,7 @@ static int ib_ocq_least_used_vector(struct ib_device *dev)
  * @dev: device to allocate the CQ on
  * @private: the CQ's cq_context, as with ib_alloc_cq_any()
  * @nr_cqe: number of CQ entries
- * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
- *	%IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: as for __ib_ocq_alloc_cq()
  * @attr: mode and tuning; NULL for the defaults (%IB_OCQ_STRICT)
  * @caller: module name for resource tracking
  *
@@ -205,7 +207,7 @@ static struct ib_cq *ib_ocq_pool_pick(struct list_head *cqs, int vector,
  * @comp_vector_hint: the vector wanted (modulo the device's), or < 0 for
  *	the least used one
  * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
- *	%IB_POLL_UNBOUND_WORKQUEUE
+ *	%IB_POLL_UNBOUND_WORKQUEUE (as upstream, a pool has no direct CQs)
  * @attr: mode and tuning of the shared CQs; NULL for %IB_OCQ_FLOW, QPs
  *	spread over a domain per CPU by QP number
  *

@@ -17,6 +17,28 @@
 
 struct ocq_work;
 
+/**
+ * struct ocq_direct - an %IB_POLL_DIRECT OCQ's state
+ * @busy: bit 0: a caller of ib_ocq_process_cq_direct() owns the CQ; the
+ *	others return at once (taken with acquire, dropped with release:
+ *	the next owner sees the last one's stores, counters included)
+ * @runs: calls that owned the CQ (B)
+ * @empty_runs: of those, the ones that found nothing (B)
+ * @polls: ib_poll_cq() calls (B)
+ * @completions: completions dispatched (B)
+ * @contended: calls that found the CQ owned and returned 0 (atomic)
+ *
+ * B: written by the owner of @busy only, read locklessly by the stats.
+ */
+struct ocq_direct {
+	unsigned long busy;
+	u64 runs;
+	u64 empty_runs;
+	u64 polls;
+	u64 completions;
+	atomic64_t contended;
+};
+
 /*
  * Locking rules.
  *
@@ -44,6 +66,8 @@ struct ocq_work;
  *	(RCU readers; inserted and removed under L)
  * @entry: on ib_ocq_list (L)
  * @pooled: a CQ of the pool, shared: freed only with the pool (I)
+ * @direct: %IB_POLL_DIRECT: the CQ is never armed and the engine not used;
+ *	ib_ocq_process_cq_direct() polls it
  */
 struct ib_ocq {
 	struct ocq_engine engine;
@@ -60,6 +84,7 @@ struct ib_ocq {
 	struct rhash_head node;
 	struct list_head entry;
 	bool pooled;
+	struct ocq_direct direct;
 };
 
 struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
@@ -69,6 +94,7 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 int ib_ocq_release(struct ib_ocq *ocq);
 void ib_ocq_destroy(struct ib_ocq *ocq);
 int ib_ocq_vector_users(struct ib_device *dev, int comp_vector);
+void ib_ocq_direct_stats(struct ib_ocq *ocq, struct ib_ocq_stats *s);
 
 int ib_ocq_pool_init(void);
 void ib_ocq_pool_exit(void);

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * IB_POLL_DIRECT: the ULP polls the CQ from its own context (nvme-rdma's
+ * poll queues do, from blk-mq's polling), as with ib_process_cq_direct().
+ * The CQ is never armed and no engine runs: order comes from one caller
+ * at a time dispatching in the CQ's order, which also keeps the order of
+ * every QP and every flow.
+ */
+#include <linux/bitops.h>
+#include <linux/kernel.h>
+#include <rdma/ib_verbs.h>
+#include <rdma/ib_ocq.h>
+
+#include "ocq_priv.h"
+
+/* completions one ib_poll_cq() takes: ib_process_cq_direct()'s batch */
+#define IB_OCQ_DIRECT_BATCH 8
+
+/* One completion: as ib_cq does, one without an ib_cqe is dropped. */
+static void ib_ocq_direct_dispatch(struct ib_cq *cq, struct ib_wc *wc)
+{
+	if (likely(wc->wr_cqe))
+		wc->wr_cqe->done(cq, wc);
+}
+
+/* Poll and dispatch up to @left completions; the caller owns the CQ. */
+static unsigned int ib_ocq_direct_run(struct ib_cq *cq, struct ocq_direct *d,
+				      unsigned int left)
+{
+	struct ib_wc wcs[IB_OCQ_DIRECT_BATCH];
+	unsigned int done = 0;
+	int i, n;
+
+	while (left) {
+		n = ib_poll_cq(cq, min_t(unsigned int, left, ARRAY_SIZE(wcs)),
+			       wcs);
+		WRITE_ONCE(d->polls, d->polls + 1);
+		if (n <= 0)
+			break;
+		for (i = 0; i < n; i++)
+			ib_ocq_direct_dispatch(cq, &wcs[i]);
+		done += n;
+		left -= n;
+		WRITE_ONCE(d->completions, d->completions + n);
+		if (n < ARRAY_SIZE(wcs))
+			break;
+	}
+	return done;
+}
+
+/**
+ * ib_ocq_process_cq_direct - process the completions of an %IB_POLL_DIRECT CQ
+ * @cq: a CQ of ib_ocq_alloc_cq() with %IB_POLL_DIRECT
+ * @budget: most completions to process; negative for no limit
+ *
+ * As ib_process_cq_direct(): polls @cq and calls wc->wr_cqe->done() of each
+ * completion in the caller's context, in the CQ's order.  Unlike it,
+ * concurrent callers do not dispatch side by side: one owns the CQ for the
+ * call, and a caller that finds it owned returns 0 at once.  What it looked
+ * for is then the owner's to dispatch or stays in the CQ for the next call:
+ * nothing is lost, nothing overtakes.  A done() that calls this on its own
+ * CQ gets 0 too.
+ *
+ * ib_drain_qp() on a QP of a direct CQ polls it with ib_core's
+ * ib_process_cq_direct(), as for a CQ of ib_alloc_cq(): the ULP must not
+ * poll the CQ while it drains, the rule ib_cq has.
+ *
+ * Context: the context done() may run in; the caller's own.
+ * Return: the completions dispatched; 0 if another caller owns the CQ or
+ * @cq is not a direct ordered CQ (which warns once).
+ */
+int ib_ocq_process_cq_direct(struct ib_cq *cq, int budget)
+{
+	struct ib_ocq *ocq = cq ? ib_cq_to_ocq(cq) : NULL;
+	struct ocq_direct *d;
+	unsigned int done;
+
+	if (WARN_ON_ONCE(!ocq || ocq->poll_ctx != IB_POLL_DIRECT))
+		return 0;
+	d = &ocq->direct;
+	/* pairs with clear_bit_unlock() below: the last owner's stores */
+	if (test_and_set_bit_lock(0, &d->busy)) {
+		atomic64_inc(&d->contended);
+		return 0;
+	}
+	done = ib_ocq_direct_run(cq, d, budget < 0 ? UINT_MAX : budget);
+	WRITE_ONCE(d->runs, d->runs + 1);
+	if (!done)
+		WRITE_ONCE(d->empty_runs, d->empty_runs + 1);
+	clear_bit_unlock(0, &d->busy); /* pairs with test_and_set_bit_lock() */
+	return min_t(unsigned int, done, INT_MAX);
+}
+EXPORT_SYMBOL(ib_ocq_process_cq_direct);
+
+/* The counters of a direct OCQ, in ib_ocq_get_stats()'s terms. */
+void ib_ocq_direct_stats(struct ib_ocq *ocq, struct ib_ocq_stats *s)
+{
+	struct ocq_direct *d = &ocq->direct;
+
+	memset(s, 0, sizeof(*s));
+	s->runs = READ_ONCE(d->runs);
+	s->empty_runs = READ_ONCE(d->empty_runs);
+	s->polls = READ_ONCE(d->polls);
+	s->completions = READ_ONCE(d->completions);
+	s->contended = atomic64_read(&d->contended);
+}
