@@ -11,15 +11,19 @@
  * must pass the same checks.  The wrapper adds du_backend_ok(), which says
  * whose CQ a CQ is, so that a pass proves which code ran.
  *
- * Five loopback RC pairs on rxe0 stream sends with a sequence number:
+ * Six loopback RC pairs on rxe0 stream sends with a sequence number:
  * pair 0 on ib_alloc_cq(IB_POLL_WORKQUEUE), pair 4 on
  * ib_alloc_cq(IB_POLL_SOFTIRQ), pair 1 on
  * ib_alloc_cq_any(IB_POLL_UNBOUND_WORKQUEUE), pairs 2 and 3 sharing a pooled
- * CQ of vector 0.
+ * CQ of vector 0, pair 5 on ib_alloc_cq(IB_POLL_DIRECT), which a kthread of
+ * the ULP polls with ib_process_cq_direct() until the stream ends (as
+ * nvme-rdma's poll queues are polled), the drain polling it after that.
  * Every done() checks its QP's order, exactly once, the CQ's cq_context and
  * that it runs in the context its poll context promises.
  */
 #include <linux/completion.h>
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/module.h>
 #include <linux/preempt.h>
 #include <linux/slab.h>
@@ -27,7 +31,8 @@
 
 #include "rxe_loop.h"
 
-#define DU_PAIRS 5
+#define DU_PAIRS 6
+#define DU_DIRECT_BUDGET 16 /* completions per ib_process_cq_direct() */
 #define DU_DEPTH 16 /* sends in flight per pair */
 #define DU_RECVS 32 /* receives posted per pair */
 #define DU_MSG 64 /* bytes per message */
@@ -77,6 +82,7 @@ struct du_wr {
  * @bad: checks that failed
  * @flushed: flushed completions (the drain's)
  * @streamed: completed when every message was received, or on an error
+ * @poller: %IB_POLL_DIRECT: the kthread that polls @cq while it streams
  */
 struct du_pair {
 	unsigned int idx;
@@ -96,6 +102,7 @@ struct du_pair {
 	u32 bad;
 	u32 flushed;
 	struct completion streamed;
+	struct task_struct *poller;
 };
 
 static struct ib_device *du_dev;
@@ -222,6 +229,10 @@ static int du_alloc_cq(struct du_pair *p)
 		p->poll_ctx = IB_POLL_SOFTIRQ;
 		p->cq = ib_alloc_cq(du_dev, p, 2 * DU_QP_CQE, 0, p->poll_ctx);
 		break;
+	case 5:
+		p->poll_ctx = IB_POLL_DIRECT;
+		p->cq = ib_alloc_cq(du_dev, p, 2 * DU_QP_CQE, 0, p->poll_ctx);
+		break;
 	case 1:
 		p->poll_ctx = IB_POLL_UNBOUND_WORKQUEUE;
 		p->cq = ib_alloc_cq_any(du_dev, p, 2 * DU_QP_CQE, p->poll_ctx);
@@ -287,6 +298,42 @@ static void du_destroy_qps(struct du_pair *p)
 			ib_destroy_qp(p->qp[i]);
 }
 
+/* IB_POLL_DIRECT: the ULP's own polling, until the stream is over. */
+static int du_poll_fn(void *arg)
+{
+	struct du_pair *p = arg;
+
+	while (!kthread_should_stop()) {
+		if (ib_process_cq_direct(p->cq, DU_DIRECT_BUDGET) > 0)
+			cond_resched();
+		else
+			usleep_range(20, 100);
+	}
+	return 0;
+}
+
+static int du_poller_start(struct du_pair *p)
+{
+	if (p->poll_ctx != IB_POLL_DIRECT)
+		return 0;
+	p->poller = kthread_run(du_poll_fn, p, "du_poll%u", p->idx);
+	if (IS_ERR(p->poller)) {
+		int ret = PTR_ERR(p->poller);
+
+		p->poller = NULL;
+		return ret;
+	}
+	return 0;
+}
+
+/* ib_drain_qp() polls a direct CQ itself: nobody else may meanwhile. */
+static void du_poller_stop(struct du_pair *p)
+{
+	if (p->poller)
+		kthread_stop(p->poller);
+	p->poller = NULL;
+}
+
 static int du_pair_setup(struct du_pair *p, unsigned int idx)
 {
 	size_t len = (DU_DEPTH + DU_RECVS) * DU_MSG;
@@ -313,6 +360,7 @@ static int du_pair_setup(struct du_pair *p, unsigned int idx)
 
 static void du_pair_teardown(struct du_pair *p)
 {
+	du_poller_stop(p);
 	du_destroy_qps(p);
 	du_free_cq(p);
 	if (p->buf && !ib_dma_mapping_error(du_dev, p->dma))
@@ -330,7 +378,7 @@ static void du_pair_teardown(struct du_pair *p)
 static int du_pair_start(struct du_pair *p)
 {
 	unsigned int i, n = min_t(unsigned int, DU_DEPTH, msgs);
-	int ret = 0;
+	int ret = du_poller_start(p);
 
 	for (i = 0; i < DU_RECVS && !ret; i++)
 		ret = du_post_recv(p, &p->rwr[i]);
@@ -352,6 +400,7 @@ static bool du_pair_finish(struct du_pair *p, unsigned int n)
 	if (!ok)
 		pr_info("# pair %u: %u of %u messages in %u s\n", p->idx,
 			p->recv_seq, msgs, wait_s);
+	du_poller_stop(p);
 	ib_drain_qp(p->qp[0]);
 	ib_drain_qp(p->qp[1]);
 	/* everything posted came back, in order, exactly once */

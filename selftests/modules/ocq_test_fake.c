@@ -45,6 +45,9 @@
  * fake_small_ring: weak; 2048 credits against engine rings of 256 entries
  *	(cq->cqe; the provider's ring is larger) and a slow done(): the CQ run
  *	stalls in flow and parallel mode, and must still deliver everything.
+ * fake_dim: weak, and the device wants DIM (use_cq_dim, modify_cq): the
+ *	OCQ's DIM must call modify_cq, and only with its profiles; no other
+ *	scenario's CQ may be moderated.
  * fake_provider_error: weak, but poll_cq and req_notify_cq fail with -EIO
  *	one call in %FAKE_EIO_EVERY: the engine must back off and retry by
  *	itself (no watchdog), and count it in provider_errors.
@@ -66,6 +69,13 @@
  *	the other worker.
  * fake_bad_attr: every -EINVAL of the allocation and of the helpers, none
  *	with a warning.
+ *
+ * poll_ctx= (fake_weak only): the OCQ comes from ib_ocq_alloc_cq() with that
+ * poll context (workqueue, unbound, softirq or direct), and done() also checks
+ * that it runs where the context promises: a workqueue worker (unbound: one
+ * not bound to a CPU), the softirq, or (direct) one of %FAKE_POLLERS kthreads
+ * calling ib_ocq_process_cq_direct() side by side.  Direct refuses
+ * %IB_OCQ_PARALLEL: that subtest checks the -EINVAL.
  *
  * Every pushed completion may also land late (see fake_cq_push()), so that
  * arming often finds entries pending, as when a completion races with the
@@ -150,6 +160,15 @@ static unsigned int duration_s = 30;
 module_param(duration_s, uint, 0444);
 MODULE_PARM_DESC(duration_s, "soak: how long to run, in seconds");
 
+static char *poll_ctx;
+module_param(poll_ctx, charp, 0444);
+MODULE_PARM_DESC(poll_ctx,
+		 "fake_weak: workqueue, unbound, softirq or direct, from ib_ocq_alloc_cq(); unset: ib_ocq_alloc()");
+
+/* poll_ctx=direct: kthreads polling the CQ side by side, and their budget */
+#define FAKE_POLLERS 2
+#define FAKE_DIRECT_BUDGET 16
+
 /* Bounds of the parameters. */
 #define FAKE_MIN_COMPLETIONS 100
 #define FAKE_MAX_COMPLETIONS (100 * 1000 * 1000)
@@ -222,6 +241,10 @@ MODULE_PARM_DESC(duration_s, "soak: how long to run, in seconds");
 #define FAKE_PROMPT BIT(7) /* completions never land late */
 #define FAKE_TRICKLE BIT(8) /* poll_cq returns one completion at a time */
 #define FAKE_SLOW_ARM BIT(9) /* req_notify_cq returns a while after arming */
+#define FAKE_DIM BIT(10) /* the device wants DIM (use_cq_dim) */
+
+/* fake_dim: the profiles of ocq's DIM, as Documentation/api.rst gives them */
+#define FAKE_DIM_PROFILES 9
 
 /* fake_resume_race: how long req_notify_cq takes after the arm took effect */
 #define FAKE_SLOW_ARM_US 50
@@ -312,6 +335,10 @@ struct fake_dev {
  * @overlaps: callbacks that began while another one ran (A)
  * @injector: fake_teardown_race's late callback kthread, stopped by
  *	destroy_cq (I: set before ib_ocq_free)
+ * @moderations: modify_cq calls (L)
+ * @bad_moderations: of those, with a count and period of no DIM profile (L)
+ * @mod_ix: the profile of the last modify_cq call, or -1 (L)
+ * @mod_seen: bit N: profile N was asked for (L)
  */
 struct fake_cq {
 	struct ib_cq ibcq;
@@ -345,6 +372,10 @@ struct fake_cq {
 	atomic_long_t empty_callbacks;
 	atomic_long_t overlaps;
 	struct task_struct *injector;
+	u64 moderations;
+	u64 bad_moderations;
+	int mod_ix;
+	unsigned long mod_seen;
 };
 
 struct fake_run;
@@ -358,6 +389,7 @@ enum {
 	FAKE_V_STATE,
 	FAKE_V_ORDER,
 	FAKE_V_PROCESS,
+	FAKE_V_CONTEXT,
 	FAKE_NR_V,
 };
 
@@ -441,6 +473,8 @@ struct fake_flow {
  * @pauser: the pause/resume kthread
  * @pause_calls: ib_ocq_pause() calls of the test (A)
  * @alloc_ret: what the last ib_ocq_alloc() returned, 0 or -errno
+ * @poll_ctx: the OCQ's poll context (I)
+ * @pollers: poll_ctx=direct: the kthreads that poll the CQ
  */
 struct fake_run {
 	char name[32];
@@ -473,7 +507,12 @@ struct fake_run {
 	struct task_struct *pauser;
 	atomic_long_t pause_calls;
 	int alloc_ret;
+	enum ib_poll_context poll_ctx;
+	struct task_struct *pollers[FAKE_POLLERS];
 };
+
+/* from poll_ctx=, before the scenario runs */
+static enum ib_poll_context fake_poll_ctx = IB_POLL_WORKQUEUE;
 
 /* KTAP result counters of the module. */
 struct fake_ktap {
@@ -703,7 +742,41 @@ static int fake_create_cq(struct ib_cq *ibcq,
 	hrtimer_init(&fcq->spurious, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	fcq->spurious.function = fake_spurious_fn;
 	INIT_CSD(&fcq->csd, fake_remote_fn, fcq);
+	fcq->mod_ix = -1;
 	ibcq->cqe = roundup_pow_of_two(attr->cqe);
+	return 0;
+}
+
+/*
+ * The profile of a moderation, or -1: profile N asks for 2^((N+1)/2)
+ * completions or 2 << (N/2) us, whichever comes first.
+ */
+static int fake_dim_profile(u16 count, u16 usec)
+{
+	int ix;
+
+	for (ix = 0; ix < FAKE_DIM_PROFILES; ix++)
+		if (count == 1 << ((ix + 1) / 2) && usec == 2 << (ix / 2))
+			return ix;
+	return -1;
+}
+
+/* DIM's choice reaches the provider: record it. */
+static int fake_modify_cq(struct ib_cq *ibcq, u16 count, u16 usec)
+{
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+	int ix = fake_dim_profile(count, usec);
+	unsigned long flags;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	fcq->moderations++;
+	if (ix < 0) {
+		fcq->bad_moderations++;
+	} else {
+		fcq->mod_ix = ix;
+		__set_bit(ix, &fcq->mod_seen);
+	}
+	spin_unlock_irqrestore(&fcq->lock, flags);
 	return 0;
 }
 
@@ -883,6 +956,7 @@ static const struct ib_device_ops fake_dev_ops = {
 	.destroy_cq = fake_destroy_cq,
 	.poll_cq = fake_poll_cq,
 	.req_notify_cq = fake_req_notify_cq,
+	.modify_cq = fake_modify_cq,
 	INIT_RDMA_OBJ_SIZE(ib_cq, fake_cq, ibcq),
 };
 
@@ -950,6 +1024,35 @@ static bool fake_bulk_room(struct fake_flow *f)
 	return room >= min(max(f->credits / 2, 1U), f->quota - pushed);
 }
 
+static bool fake_is_poller(struct fake_run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < FAKE_POLLERS; i++)
+		if (READ_ONCE(r->pollers[i]) == current)
+			return true;
+	return false;
+}
+
+/* poll_ctx=: done() runs where the poll context promises. */
+static bool fake_in_promised_ctx(struct fake_run *r)
+{
+	bool worker = in_task() && (current->flags & PF_WQ_WORKER);
+
+	switch (r->poll_ctx) {
+	case IB_POLL_SOFTIRQ:
+		return in_serving_softirq();
+	case IB_POLL_WORKQUEUE:
+		return worker;
+	case IB_POLL_UNBOUND_WORKQUEUE:
+		return worker && (current->nr_cpus_allowed > 1 ||
+				  num_online_cpus() == 1);
+	case IB_POLL_DIRECT:
+		return in_task() && fake_is_poller(r);
+	}
+	return false;
+}
+
 /* What done() checks and does, for an OCQ's done() or a helper's consumer. */
 static void fake_deliver(struct fake_run *r, struct fake_req *req)
 {
@@ -960,6 +1063,9 @@ static void fake_deliver(struct fake_run *r, struct fake_req *req)
 
 	if (atomic_inc_return(inside) != 1)
 		fake_violation(r, FAKE_V_CONCURRENT, "done() concurrent", req);
+	if (poll_ctx && r->ocq && !fake_in_promised_ctx(r))
+		fake_violation(r, FAKE_V_CONTEXT, "done() in the wrong context",
+			       req);
 	if (READ_ONCE(r->freed))
 		fake_violation(r, FAKE_V_AFTER_FREE, "done() after free", req);
 	state = atomic_xchg(&req->state, FAKE_FREE);
@@ -1325,7 +1431,24 @@ static void fake_run_reset(struct fake_run *r)
 
 static int fake_ocq_create(struct fake_run *r, struct fake_dev *fdev)
 {
-	r->ocq = ib_ocq_alloc(&fdev->ibdev, r, r->cqe, 0, &r->attr);
+	struct ib_cq *cq;
+
+	r->poll_ctx = fake_poll_ctx;
+	/*
+	 * A direct CQ is never armed, and late completions land on an arm:
+	 * there, they land at once, as a real CQE does once written.
+	 */
+	if (r->poll_ctx == IB_POLL_DIRECT)
+		fdev->sem |= FAKE_PROMPT;
+	/* read when the CQ is made, as ib_alloc_cq() does */
+	fdev->ibdev.use_cq_dim = !!(fdev->sem & FAKE_DIM);
+	if (poll_ctx) {
+		cq = ib_ocq_alloc_cq(&fdev->ibdev, r, r->cqe, 0, r->poll_ctx,
+				     &r->attr);
+		r->ocq = IS_ERR(cq) ? ERR_CAST(cq) : ib_cq_to_ocq(cq);
+	} else {
+		r->ocq = ib_ocq_alloc(&fdev->ibdev, r, r->cqe, 0, &r->attr);
+	}
 	r->alloc_ret = PTR_ERR_OR_ZERO(r->ocq);
 	if (IS_ERR(r->ocq)) {
 		pr_info("# %s: ib_ocq_alloc: %ld\n", r->name, PTR_ERR(r->ocq));
@@ -1456,6 +1579,8 @@ static void fake_check_stats(struct fake_run *r, const struct ib_ocq_stats *s)
 		   "domain runs iff flow or parallel mode");
 	fake_check(r, s->pauses >= atomic_long_read(&r->pause_calls) + 1,
 		   "pauses >= ib_ocq_pause() calls");
+	fake_check(r, (fcq->sem & FAKE_DIM) || !fcq->moderations,
+		   "modify_cq only with use_cq_dim");
 }
 
 /**
@@ -1513,6 +1638,55 @@ static int fake_free_injected(struct fake_run *r)
 	return 0;
 }
 
+static int fake_poller(void *arg)
+{
+	struct fake_run *r = arg;
+	struct ib_cq *cq = ib_ocq_cq(r->ocq);
+
+	while (!kthread_should_stop()) {
+		if (ib_ocq_process_cq_direct(cq, FAKE_DIRECT_BUDGET) > 0)
+			cond_resched();
+		else
+			usleep_range(20, 100);
+	}
+	return 0;
+}
+
+static void fake_pollers_stop(struct fake_run *r)
+{
+	unsigned int i;
+
+	for (i = 0; i < FAKE_POLLERS; i++) {
+		if (!r->pollers[i])
+			continue;
+		kthread_stop(r->pollers[i]);
+		atomic_dec(&fake_objects);
+		WRITE_ONCE(r->pollers[i], NULL);
+	}
+}
+
+/* poll_ctx=direct: the ULP's side of the CQ, two pollers at once. */
+static int fake_pollers_start(struct fake_run *r)
+{
+	struct task_struct *t;
+	unsigned int i;
+
+	if (r->poll_ctx != IB_POLL_DIRECT)
+		return 0;
+	for (i = 0; i < FAKE_POLLERS; i++) {
+		t = kthread_create(fake_poller, r, "ocq_poller%u", i);
+		if (IS_ERR(t)) {
+			fake_pollers_stop(r);
+			return PTR_ERR(t);
+		}
+		atomic_inc(&fake_objects);
+		/* done() checks its thread against this: set it first */
+		WRITE_ONCE(r->pollers[i], t);
+		wake_up_process(t);
+	}
+	return 0;
+}
+
 static int fake_pauser_start(struct fake_run *r)
 {
 	r->pauser = kthread_run(fake_pauser, r, "ocq_pauser");
@@ -1560,6 +1734,27 @@ static void fake_print_stall(struct fake_run *r)
 }
 
 /* Stream, wait, check the statistics; the OCQ stays for the caller. */
+/*
+ * poll_ctx=direct: no engine, no arm, no event; the pollers' calls count
+ * every completion, and the CQ was never armed.
+ */
+static void fake_direct_stats(struct fake_run *r, bool ok)
+{
+	struct ib_ocq_stats s;
+
+	fake_pollers_stop(r);
+	ib_ocq_get_stats(r->ocq, &s);
+	pr_info("# %s: direct: runs %llu empty_runs %llu polls %llu completions %llu contended %llu\n",
+		r->name, s.runs, s.empty_runs, s.polls, s.completions,
+		s.contended);
+	if (!ok)
+		return;
+	fake_check(r, s.completions == r->fcq->pushed,
+		   "completions == pushed");
+	fake_check(r, s.polls == r->fcq->polls, "polls == poll_cq calls");
+	fake_check(r, !r->fcq->arms && !s.events, "never armed, no event");
+}
+
 static void fake_stream_body(struct fake_run *r, bool expect_stall,
 			     bool *stalled)
 {
@@ -1588,6 +1783,10 @@ static void fake_stream_body(struct fake_run *r, bool expect_stall,
 			r->name, atomic_long_read(&r->delivered),
 			jiffies_to_msecs(jiffies - start),
 			jiffies_to_msecs(r->max_gap));
+	if (r->poll_ctx == IB_POLL_DIRECT) {
+		fake_direct_stats(r, ok);
+		return;
+	}
 	if (r->attr.flags & IB_OCQ_POSTPONE_ARM)
 		ib_ocq_resume(r->ocq); /* the explicit "arm now" */
 	if (ok && !(r->fcq->sem & FAKE_PERPETUAL))
@@ -1661,6 +1860,9 @@ static int fake_stream_once(struct fake_run *r, struct fake_dev *fdev,
 	ret = fake_ocq_create(r, fdev);
 	if (ret)
 		return ret;
+	ret = fake_pollers_start(r);
+	if (ret)
+		goto out_free_ocq;
 	ret = fake_producers_start(r);
 	if (ret)
 		goto out_free_ocq;
@@ -1679,6 +1881,7 @@ static int fake_stream_once(struct fake_run *r, struct fake_dev *fdev,
 out_free_ocq:
 	fake_pauser_stop(r);
 	fake_producers_stop(r);
+	fake_pollers_stop(r);
 	fake_ocq_free(r);
 	if (!ret && r->inject)
 		fake_check_after_free(r);
@@ -3412,6 +3615,18 @@ static void fake_check_weak(struct fake_run *r, const struct ib_ocq_stats *s)
 		   "arming a non-empty CQ returned 1 at least once");
 }
 
+/* fake_dim: DIM moderated the CQ, with its profiles only. */
+static void fake_check_dim(struct fake_run *r, const struct ib_ocq_stats *s)
+{
+	struct fake_cq *fcq = r->fcq;
+
+	pr_info("# %s: dim: %llu modify_cq calls (%llu bad), profiles %*pbl, last %d\n",
+		r->name, fcq->moderations, fcq->bad_moderations,
+		FAKE_DIM_PROFILES, &fcq->mod_seen, fcq->mod_ix);
+	fake_check(r, fcq->moderations > 0, "DIM called modify_cq");
+	fake_check(r, !fcq->bad_moderations, "every modify_cq a DIM profile");
+}
+
 static void fake_check_strong(struct fake_run *r, const struct ib_ocq_stats *s)
 {
 	fake_check(r, !s->repolls && !r->fcq->positive,
@@ -3489,6 +3704,12 @@ static const struct fake_scenario fake_scenarios[] = {
 	{
 		.name = "fake_weak",
 		.check = fake_check_weak,
+		.run = fake_run_stream,
+	},
+	{
+		.name = "fake_dim",
+		.sem = FAKE_DIM,
+		.check = fake_check_dim,
 		.run = fake_run_stream,
 	},
 	{
@@ -3591,6 +3812,25 @@ static const struct fake_scenario fake_scenarios[] = {
 
 /* --- module --- */
 
+/* IB_POLL_DIRECT has no engine to process in parallel: -EINVAL. */
+static int fake_direct_refuses(struct fake_dev *fdev, struct fake_ktap *k)
+{
+	struct ib_ocq_attr attr = {
+		.mode = IB_OCQ_PARALLEL,
+		.process = fake_process,
+	};
+	struct ib_cq *cq;
+
+	cq = ib_ocq_alloc_cq(&fdev->ibdev, NULL, cqe, 0, IB_POLL_DIRECT,
+			     &attr);
+	if (!IS_ERR(cq))
+		ib_ocq_free_cq(cq);
+	pr_info("# parallel: direct: %ld\n", IS_ERR(cq) ? PTR_ERR(cq) : 0L);
+	fake_result(k, PTR_ERR_OR_ZERO(cq) == -EINVAL, "parallel",
+		    "IB_POLL_DIRECT refuses it");
+	return 0;
+}
+
 static int fake_run_mode(const struct fake_scenario *sc, struct fake_dev *fdev,
 			 enum ib_ocq_mode mode, struct fake_ktap *k)
 {
@@ -3601,6 +3841,8 @@ static int fake_run_mode(const struct fake_scenario *sc, struct fake_dev *fdev,
 		fake_skip(k, fake_mode_names[mode], "needs two online CPUs");
 		return 0;
 	}
+	if (fake_poll_ctx == IB_POLL_DIRECT && mode == IB_OCQ_PARALLEL)
+		return fake_direct_refuses(fdev, k);
 	r = fake_run_alloc(sc, mode, fake_mode_total(sc), cqe, false);
 	if (!r) {
 		fake_result(k, false, fake_mode_names[mode], "out of memory");
@@ -3671,6 +3913,33 @@ static int fake_check_params(void)
 	return 0;
 }
 
+/* poll_ctx=, for fake_weak only; -EINVAL for anything else. */
+static int fake_parse_poll_ctx(const struct fake_scenario *sc)
+{
+	static const char *const names[] = {
+		[IB_POLL_SOFTIRQ] = "softirq",
+		[IB_POLL_WORKQUEUE] = "workqueue",
+		[IB_POLL_UNBOUND_WORKQUEUE] = "unbound",
+		[IB_POLL_DIRECT] = "direct",
+	};
+	int i;
+
+	if (!poll_ctx)
+		return 0;
+	if (strcmp(sc->name, "fake_weak")) {
+		pr_err("poll_ctx= is for fake_weak\n");
+		return -EINVAL;
+	}
+	i = match_string(names, ARRAY_SIZE(names), poll_ctx);
+	if (i < 0) {
+		pr_err("unknown poll_ctx '%s'\n", poll_ctx);
+		return -EINVAL;
+	}
+	fake_poll_ctx = i;
+	pr_info("# poll_ctx=%s\n", names[i]);
+	return 0;
+}
+
 static int __init fake_init(void)
 {
 	const struct fake_scenario *sc;
@@ -3687,6 +3956,8 @@ static int __init fake_init(void)
 		pr_err("unknown scenario '%s'\n", scenario);
 		return -EINVAL;
 	}
+	if (fake_parse_poll_ctx(sc))
+		return -EINVAL;
 	return fake_run_scenario(sc);
 }
 

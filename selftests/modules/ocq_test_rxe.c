@@ -41,6 +41,15 @@
  *            ib_poll_cq_and_arm(), then with ib_poll_and_notify(): the same
  *            checks, -EAGAIN requeued, no IB_PN_REPOLL with nothing
  *
+ * poll_ctx= (strict, flow, parallel, drain, flush): the OCQ comes from
+ * ib_ocq_alloc_cq() with that poll context, workqueue (the default),
+ * unbound, softirq or direct, and every done() also checks that it runs in
+ * the context promised: a workqueue worker (unbound: one not bound to a
+ * CPU), the softirq, or (direct) one of RT_POLLERS kthreads of the test
+ * that call ib_ocq_process_cq_direct() side by side, or the drain's
+ * thread, which polls with ib_core's ib_process_cq_direct().  Direct
+ * refuses IB_OCQ_PARALLEL: that scenario checks the -EINVAL.
+ *
  * ib_drain_qp() blocks for good if a completion is never dispatched, so it
  * runs in a kthread the test waits for with a timeout.  If it times out, the
  * test fails, and what the stuck drain uses is leaked on purpose, the module
@@ -59,7 +68,9 @@
 #include <linux/ktime.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
+#include <linux/string.h>
 #include <linux/workqueue.h>
 #include <net/ipv6.h>
 #include <rdma/ib_cache.h>
@@ -79,6 +90,16 @@ MODULE_PARM_DESC(device, "RDMA device to run on");
 static unsigned int count;
 module_param(count, uint, 0444);
 MODULE_PARM_DESC(count, "SENDs per scenario, over all its pairs; 0: default");
+
+static char *poll_ctx;
+module_param(poll_ctx, charp, 0444);
+MODULE_PARM_DESC(poll_ctx,
+		 "workqueue, unbound, softirq or direct: the OCQ's poll context, from ib_ocq_alloc_cq(); unset: ib_ocq_alloc()");
+
+/* poll_ctx=direct: the test's kthreads that poll the CQ side by side */
+#define RT_POLLERS 2
+/* poll_ctx=direct: completions one ib_ocq_process_cq_direct() call takes */
+#define RT_DIRECT_BUDGET 16
 
 /* SENDs kept in flight per pair */
 #define RT_WINDOW 32
@@ -267,10 +288,17 @@ struct rt_ctx {
 	struct rt_poller poll;
 	u32 drain_unsettled; /* drain_paused: drains returned too early */
 	s64 drain_ms; /* drain_paused: how long the drains took */
+	enum ib_poll_context poll_ctx; /* the OCQ's; set before it exists */
+	struct task_struct *pollers[RT_POLLERS]; /* direct: polling kthreads */
+	struct task_struct *drainer; /* the drain's kthread, once made */
+	atomic_t bad_ctx; /* done() calls outside the promised context */
+	atomic_t drain_dispatched; /* direct: done() calls of the drain's polls */
 };
 
 static struct ib_client rt_client;
 static DEFINE_MUTEX(rt_lock);
+/* from poll_ctx=, before any test runs */
+static enum ib_poll_context rt_poll_ctx = IB_POLL_WORKQUEUE;
 /* the device we run on, or NULL: protected by rt_lock */
 static struct ib_device *rt_dev;
 /* a drain never returned: the module stays loaded (protected by rt_lock) */
@@ -360,11 +388,52 @@ static void rt_note_max(atomic_t *max, int n)
 		;
 }
 
+static bool rt_is_poller(struct rt_ctx *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < RT_POLLERS; i++)
+		if (ctx->pollers[i] == current)
+			return true;
+	return false;
+}
+
+/* Where done() must run for the OCQ's poll context. */
+static bool rt_in_promised_ctx(struct rt_ctx *ctx)
+{
+	bool worker = in_task() && (current->flags & PF_WQ_WORKER);
+
+	switch (ctx->poll_ctx) {
+	case IB_POLL_SOFTIRQ:
+		return in_serving_softirq();
+	case IB_POLL_WORKQUEUE:
+		return worker;
+	case IB_POLL_UNBOUND_WORKQUEUE:
+		return worker && (current->nr_cpus_allowed > 1 ||
+				  num_online_cpus() == 1);
+	case IB_POLL_DIRECT:
+		if (!in_task())
+			return false;
+		if (current == READ_ONCE(ctx->drainer)) {
+			atomic_inc(&ctx->drain_dispatched);
+			return true;
+		}
+		return rt_is_poller(ctx);
+	}
+	return false;
+}
+
 static void rt_done_enter(struct rt_queue *q)
 {
 	struct rt_ctx *ctx = q->ctx;
 	int cpu = raw_smp_processor_id();
 	int n;
+
+	if (!rt_in_promised_ctx(ctx) &&
+	    atomic_inc_return(&ctx->bad_ctx) <= RT_MAX_REPORTS)
+		pr_info("# %s: done() in the wrong context: %s, in_task %d, softirq %d\n",
+			ctx->sc->name, current->comm, !!in_task(),
+			!!in_serving_softirq());
 
 	/* fully ordered: pairs with smp_mb() in rt_quiesce() */
 	if (atomic_inc_return(&q->in_done) != 1)
@@ -866,9 +935,61 @@ static struct ib_ocq *rt_ocq_alloc(struct rt_ctx *ctx)
 
 	if (ctx->sc->action == RT_DRAIN_POSTPONED)
 		attr.flags = IB_OCQ_POSTPONE_ARM;
+	struct ib_cq *cq;
+
 	if (rt_lease_action(ctx->sc))
 		ocq_compat_set_pause_ms(&attr, RT_PAUSE_MS);
-	return ib_ocq_alloc(ctx->dev, ctx, rt_nr_cqe(ctx), 0, &attr);
+	if (!poll_ctx)
+		return ib_ocq_alloc(ctx->dev, ctx, rt_nr_cqe(ctx), 0, &attr);
+	cq = ib_ocq_alloc_cq(ctx->dev, ctx, rt_nr_cqe(ctx), 0, ctx->poll_ctx,
+			     &attr);
+	return IS_ERR(cq) ? ERR_CAST(cq) : ib_cq_to_ocq(cq);
+}
+
+/* ---- poll_ctx=direct: the ULP's own pollers ---- */
+
+static int rt_poller_fn(void *arg)
+{
+	struct rt_ctx *ctx = arg;
+	struct ib_cq *cq = ib_ocq_cq(ctx->ocq);
+
+	while (!kthread_should_stop()) {
+		if (ib_ocq_process_cq_direct(cq, RT_DIRECT_BUDGET) > 0)
+			cond_resched();
+		else
+			usleep_range(20, 100);
+	}
+	return 0;
+}
+
+static int rt_pollers_start(struct rt_ctx *ctx)
+{
+	struct task_struct *t;
+	unsigned int i;
+
+	if (ctx->poll_ctx != IB_POLL_DIRECT)
+		return 0;
+	for (i = 0; i < RT_POLLERS; i++) {
+		t = kthread_create(rt_poller_fn, ctx, "ocq_test_poll%u", i);
+		if (IS_ERR(t))
+			return PTR_ERR(t);
+		/* done() checks its thread against this: set it first */
+		ctx->pollers[i] = t;
+		wake_up_process(t);
+	}
+	return 0;
+}
+
+/* Before a drain, which polls a direct CQ itself, and at teardown. */
+static void rt_pollers_stop(struct rt_ctx *ctx)
+{
+	unsigned int i;
+
+	for (i = 0; i < RT_POLLERS; i++) {
+		if (ctx->pollers[i])
+			kthread_stop(ctx->pollers[i]);
+		ctx->pollers[i] = NULL;
+	}
 }
 
 /* ---- poll_helpers: a plain CQ and a consumer of our own ---- */
@@ -991,6 +1112,7 @@ static void rt_ctx_destroy(struct rt_ctx *ctx)
 {
 	unsigned int i;
 
+	rt_pollers_stop(ctx);
 	for (i = 0; i < ctx->sc->nr_pairs; i++)
 		rt_pair_destroy_qps(&ctx->pairs[i]);
 	/* after the QPs: no done() runs once this returns */
@@ -1051,6 +1173,7 @@ static struct rt_ctx *rt_ctx_create(struct ib_device *dev,
 		return ERR_PTR(-ENOMEM);
 	ctx->sc = sc;
 	ctx->dev = dev;
+	ctx->poll_ctx = rt_poll_ctx;
 	ctx->total = max(sends / sc->nr_pairs, 2U);
 	ctx->midway = ctx->total * sc->nr_pairs / 2;
 	atomic_set(&ctx->pending, 2 * ctx->total * sc->nr_pairs);
@@ -1232,11 +1355,15 @@ static int rt_drain(struct rt_ctx *ctx)
 		return -ENOMEM;
 	d->ctx = ctx;
 	init_completion(&d->done);
-	t = kthread_run(rt_drain_fn, d, "ocq_test_drain");
+	/* ib_drain_qp() polls a direct CQ itself: nobody else may meanwhile */
+	rt_pollers_stop(ctx);
+	t = kthread_create(rt_drain_fn, d, "ocq_test_drain");
 	if (IS_ERR(t)) {
 		kfree(d);
 		return PTR_ERR(t);
 	}
+	WRITE_ONCE(ctx->drainer, t);
+	wake_up_process(t);
 	if (!wait_for_completion_timeout(&d->done, RT_DRAIN_TIMEOUT)) {
 		pr_info("# %s: ib_drain_qp() did not return in %d s: leaking the QPs, the OCQ and this module\n",
 			ctx->sc->name, RT_DRAIN_TIMEOUT / HZ);
@@ -1324,6 +1451,17 @@ static bool rt_stats_ok(struct rt_ctx *ctx, const struct rt_sum *sum)
 		return rt_poll_ok(ctx);
 	ib_ocq_get_stats(ctx->ocq, &s);
 	rt_print_stats(ctx, &s);
+	/*
+	 * direct: the drain's polls, with ib_core's ib_process_cq_direct(),
+	 * dispatch the drain markers and what came before them uncounted
+	 */
+	if (ctx->poll_ctx == IB_POLL_DIRECT) {
+		pr_info("# %s: direct: %d done() calls of the drain's polls, %llu contended calls\n",
+			ctx->sc->name, atomic_read(&ctx->drain_dispatched),
+			s.contended);
+		expect -= atomic_read(&ctx->drain_dispatched) +
+			  4 * ctx->sc->nr_pairs;
+	}
 	ok = s.completions == expect && !s.cq_errors;
 	/* drain_paused: the drains waited for the lease, nothing else */
 	if (rt_lease_action(ctx->sc)) {
@@ -1381,6 +1519,8 @@ static void rt_verdicts(struct rt_ctx *ctx, struct rt_ktap *k)
 	rt_result(k, !sum.bad_data && !sum.errors, name, "data");
 	rt_result(k, !sum.overlaps && !atomic_read(&ctx->overlaps), name,
 		  "no_overlap");
+	if (poll_ctx)
+		rt_result(k, !atomic_read(&ctx->bad_ctx), name, "context");
 	if (ctx->sc->mode == IB_OCQ_PARALLEL)
 		rt_result(k,
 			  !sum.unprocessed && !atomic_read(&ctx->reprocessed) &&
@@ -1409,7 +1549,7 @@ static bool rt_stream(struct rt_ctx *ctx, struct rt_ktap *k)
 	const char *name = ctx->sc->name;
 	bool ok;
 
-	ok = !rt_start(ctx);
+	ok = !rt_pollers_start(ctx) && !rt_start(ctx);
 	rt_result(k, ok, name, "start");
 	/* drain_postponed: the first arm; done() makes the others */
 	if (ctx->sc->action == RT_DRAIN_POSTPONED)
@@ -1437,13 +1577,34 @@ static bool rt_stream(struct rt_ctx *ctx, struct rt_ktap *k)
 	return !rt_leaked;
 }
 
+/* IB_POLL_DIRECT has no engine to process in parallel: -EINVAL. */
+static void rt_direct_refuses(struct ib_device *dev, struct rt_ktap *k,
+			      const struct rt_scenario *sc)
+{
+	struct ib_ocq_attr attr = { .mode = sc->mode, .process = rt_process };
+	struct ib_cq *cq;
+
+	cq = ib_ocq_alloc_cq(dev, NULL, 64, 0, IB_POLL_DIRECT, &attr);
+	if (!IS_ERR(cq))
+		ib_ocq_free_cq(cq);
+	pr_info("# %s: direct with %s: %ld\n", sc->name,
+		rt_mode_names[sc->mode], IS_ERR(cq) ? PTR_ERR(cq) : 0L);
+	rt_result(k, PTR_ERR_OR_ZERO(cq) == -EINVAL, sc->name,
+		  "direct_refused");
+}
+
 static void rt_run_scenario(struct ib_device *dev, struct rt_ktap *k,
 			    const struct rt_scenario *sc, u32 sends)
 {
 	struct rt_ctx *ctx;
 
-	pr_info("# %s: mode %s, %u pair(s), %u SENDs\n", sc->name,
-		rt_mode_names[sc->mode], sc->nr_pairs, sends);
+	pr_info("# %s: mode %s, %u pair(s), %u SENDs, poll_ctx %s\n",
+		sc->name, rt_mode_names[sc->mode], sc->nr_pairs, sends,
+		poll_ctx ?: "(ib_ocq_alloc)");
+	if (rt_poll_ctx == IB_POLL_DIRECT && sc->mode == IB_OCQ_PARALLEL) {
+		rt_direct_refuses(dev, k, sc);
+		return;
+	}
 	ctx = rt_ctx_create(dev, sc, sends);
 	rt_result(k, !IS_ERR(ctx), sc->name, "setup");
 	if (IS_ERR(ctx))
@@ -1551,6 +1712,33 @@ static int rt_find_test(void)
 	return -1;
 }
 
+/* poll_ctx= for the tests whose OCQ streams; -EINVAL for anything else. */
+static int rt_parse_poll_ctx(int idx)
+{
+	static const char *const names[] = {
+		[IB_POLL_SOFTIRQ] = "softirq",
+		[IB_POLL_WORKQUEUE] = "workqueue",
+		[IB_POLL_UNBOUND_WORKQUEUE] = "unbound",
+		[IB_POLL_DIRECT] = "direct",
+	};
+	int i;
+
+	if (!poll_ctx)
+		return 0;
+	if (rt_tests[idx].scenarios[0].poller != RT_OCQ ||
+	    rt_lease_action(&rt_tests[idx].scenarios[0])) {
+		pr_err("poll_ctx= is for strict, flow, parallel, drain, flush\n");
+		return -EINVAL;
+	}
+	i = match_string(names, ARRAY_SIZE(names), poll_ctx);
+	if (i < 0) {
+		pr_err("unknown poll_ctx '%s'\n", poll_ctx);
+		return -EINVAL;
+	}
+	rt_poll_ctx = i;
+	return 0;
+}
+
 static int __init rt_init(void)
 {
 	int idx, ret;
@@ -1560,6 +1748,9 @@ static int __init rt_init(void)
 		pr_err("unknown test '%s'\n", test);
 		return -EINVAL;
 	}
+	ret = rt_parse_poll_ctx(idx);
+	if (ret)
+		return ret;
 	ret = ib_register_client(&rt_client);
 	if (ret)
 		return ret;

@@ -2,12 +2,13 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # timeout: 600
 # The drop-in: one test ULP written against ib_core's CQ API (ib_alloc_cq,
-# ib_alloc_cq_any, ib_cq_pool_get/put, ib_free_cq, ib_drain_qp; done() reads
-# cq->cq_context; done() in the promised context), five loopback pairs on rxe0:
-# workqueue, unbound and softirq CQs of their own, two QPs on one pooled CQ.  Built as it is, it must pass its
-# checks on ib_core's CQs; built with <rdma/ib_ocq_dropin.h> included first (one
-# line), the same checks on ocq's, whose statistics must show it did the work.
-# The pooled CQ stays until ib_ocq is unloaded, which must then free it.
+# ib_alloc_cq_any, ib_cq_pool_get/put, ib_free_cq, ib_process_cq_direct,
+# ib_drain_qp; done() reads cq->cq_context; done() in the promised context), six
+# loopback pairs on rxe0: workqueue, unbound, softirq and direct CQs of their own,
+# two QPs on one pooled CQ.  Built as it is, it must pass its checks on ib_core's
+# CQs; built with <rdma/ib_ocq_dropin.h> included first (one line), the same checks
+# on ocq's, whose statistics must show it did the work.  The pooled CQ stays until
+# ib_ocq is unloaded, which must then free it.
 . /selftests/lib/ksft.sh
 
 [ -e /sys/class/infiniband/rxe0 ] || ksft_fail "no rxe0"

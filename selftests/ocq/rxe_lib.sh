@@ -6,6 +6,8 @@
 #                           selftests/modules/ocq_test_rxe.c, then exit: 0 if all
 #                           passed, 1 if one failed or if all were skipped (the
 #                           guest always has rxe0: a missing one is a failure)
+#                           RXE_OCQ_ARGS: more module parameters, e.g.
+#                           "poll_ctx=direct count=50000"
 #
 # Loads ib_ocq.ko first unless it is loaded (and unloads it after), logs rxe0's
 # non-zero counters (RNR NAKs, retries, ...) and fails when an ordered CQ the tests
@@ -28,7 +30,8 @@ rxe_ocq_tests() {
 		loaded=1
 	fi
 	for t in "$@"; do
-		insmod_test ocq_test_rxe.ko test="$t"
+		# shellcheck disable=SC2086 # word splitting intended
+		insmod_test ocq_test_rxe.ko test="$t" $RXE_OCQ_ARGS
 		case $? in 0) pass=1 ;; 4) ;; *) fail=1 ;; esac
 	done
 	rxe_ocq_counters

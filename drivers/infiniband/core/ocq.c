@@ -5,6 +5,7 @@
  * a watchdog timer, statistics in debugfs and a registry of live objects.
  */
 #include <linux/debugfs.h>
+#include <linux/dim.h>
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
 #include <linux/list.h>
@@ -145,6 +146,26 @@ static void ib_ocq_iop_sched(struct ocq_work *w)
 }
 
 /*
+ * Run @w's unit.  A CQ run tells DIM what it took from the CQ, as ib_cq's
+ * poll runs do (one sample per run, empty runs too).
+ */
+static void ib_ocq_run(struct ocq_work *w)
+{
+	struct ib_ocq *ocq = w->ocq;
+	struct ocq_engine *e = &ocq->engine;
+	u64 before;
+
+	if (w->unit != OCQ_UNIT_CQ || !ocq->dim) {
+		ocq_engine_run(e, w->unit);
+		return;
+	}
+	/* one CQ run at a time: nobody else moves e->taken meanwhile */
+	before = READ_ONCE(e->taken);
+	ocq_engine_run(e, w->unit);
+	rdma_dim(ocq->dim, READ_ONCE(e->taken) - before);
+}
+
+/*
  * A softirq run of one unit: ib_cq's IB_POLL_SOFTIRQ context.  A run asked
  * for meanwhile (the run's own yield, or a kick after it released the
  * unit) keeps the poll scheduled: irq_poll calls again, after the others.
@@ -154,7 +175,7 @@ static int ib_ocq_iop_poll(struct irq_poll *iop, int budget)
 	struct ocq_work *w = container_of(iop, struct ocq_work, iop);
 
 	atomic_set(&w->pending, 0);
-	ocq_engine_run(&w->ocq->engine, w->unit);
+	ib_ocq_run(w);
 	if (atomic_read(&w->pending))
 		return budget;
 	irq_poll_complete(iop);
@@ -233,7 +254,7 @@ static void ib_ocq_work(struct work_struct *work)
 	if (w->ocq->poll_ctx == IB_POLL_SOFTIRQ)
 		ib_ocq_iop_sched(w);
 	else
-		ocq_engine_run(&w->ocq->engine, w->unit);
+		ib_ocq_run(w);
 }
 
 static struct ib_ocq *ib_ocq_lookup(struct ib_cq *cq)
@@ -403,6 +424,65 @@ static int ib_ocq_publish(struct ib_ocq *ocq)
 	return 0;
 }
 
+/*
+ * The moderation DIM picks, by profile: each step up doubles the
+ * completions per event or, the next step, the time an event may wait;
+ * from (1 completion, 2 us) to (16, 32 us).
+ */
+static u16 ib_ocq_dim_count(unsigned int ix)
+{
+	return 1 << ((ix + 1) / 2);
+}
+
+static u16 ib_ocq_dim_usec(unsigned int ix)
+{
+	return 2 << (ix / 2);
+}
+
+/* DIM moved to another profile: tell the provider. */
+static void ib_ocq_dim_work(struct work_struct *work)
+{
+	struct dim *dim = container_of(work, struct dim, work);
+	struct ib_cq *cq = dim->priv;
+	unsigned int ix = min_t(unsigned int, dim->profile_ix,
+				RDMA_DIM_PARAMS_NUM_PROFILES - 1);
+
+	dim->state = DIM_START_MEASURE;
+	cq->device->ops.modify_cq(cq, ib_ocq_dim_count(ix),
+				  ib_ocq_dim_usec(ix));
+}
+
+/* As ib_alloc_cq(): DIM on a device that can moderate and wants it. */
+static int ib_ocq_dim_init(struct ib_ocq *ocq)
+{
+	struct ib_device *dev = ocq->cq->device;
+	struct dim *dim;
+
+	if (!dev->ops.modify_cq || !dev->use_cq_dim)
+		return 0;
+	dim = ib_ocq_kvcalloc(1, sizeof(*dim));
+	if (!dim)
+		return -ENOMEM;
+	dim->state = DIM_START_MEASURE;
+	dim->tune_state = DIM_GOING_RIGHT;
+	dim->profile_ix = RDMA_DIM_START_PROFILE;
+	dim->mode = DIM_CQ_PERIOD_MODE_START_FROM_CQE;
+	dim->priv = ocq->cq;
+	INIT_WORK(&dim->work, ib_ocq_dim_work);
+	ocq->dim = dim;
+	return 0;
+}
+
+/* After the last run: nothing feeds DIM any more. */
+static void ib_ocq_dim_exit(struct ib_ocq *ocq)
+{
+	if (!ocq->dim)
+		return;
+	cancel_work_sync(&ocq->dim->work);
+	ib_ocq_kvfree(ocq->dim);
+	ocq->dim = NULL;
+}
+
 /* A softirq run yields as ib_cq's IB_POLL_BUDGET_IRQ does. */
 static int ib_ocq_engine_init(struct ib_ocq *ocq)
 {
@@ -505,10 +585,13 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 		ret = ib_ocq_alloc_works(ocq);
 		if (ret)
 			goto out_destroy_engine;
+		ret = ib_ocq_dim_init(ocq);
+		if (ret)
+			goto out_free_works;
 	}
 	ret = ib_ocq_publish(ocq);
 	if (ret)
-		goto out_free_works;
+		goto out_free_dim;
 	/*
 	 * ib_free_cq() and ib_destroy_cq() refuse a shared CQ (with a
 	 * warning): a ULP that frees an ordered CQ with them instead of
@@ -517,9 +600,11 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	ocq->cq->shared = true;
 	return ocq;
 
-out_free_works:
+out_free_dim:
 	if (poll_ctx == IB_POLL_DIRECT)
 		goto out_destroy_cq;
+	ib_ocq_dim_exit(ocq);
+out_free_works:
 	ib_ocq_kvfree(ocq->works);
 out_destroy_engine:
 	ocq_engine_destroy(&ocq->engine);
@@ -664,6 +749,8 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 	 * read-side section, so the cancels above saw it.
 	 */
 	cancel_delayed_work_sync(&ocq->lease);
+	/* no run is left: its last sample's work item goes before the CQ */
+	ib_ocq_dim_exit(ocq);
 	debugfs_remove_recursive(ocq->debugfs);
 	/* see ib_ocq_create(): only ocq destroys its CQs */
 	ocq->cq->shared = false;

@@ -786,6 +786,7 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
 	WRITE_ONCE(e->repolls, e->repolls + cnt.repolls);
 	e->wc_pos = 0;
 	e->wc_cnt = max(n, 0);
+	WRITE_ONCE(e->taken, e->taken + e->wc_cnt);
 	trace_ocq_poll(e->cq, n,
 		       n >= 0 &&
 			       (st == IB_PN_ARMED || st == IB_PN_EMPTY_ARMED) &&

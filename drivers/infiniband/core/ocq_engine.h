@@ -164,6 +164,8 @@ struct ocq_slot {
  * @armed: the run's last arm was confirmed and no completion was taken
  *	since: the CQ is still armed (C)
  * @max_batch: most completions one run took (C)
+ * @taken: completions taken from the CQ; what a run took is its change
+ *	across the run, which ocq.c feeds to DIM (C)
  * @wd_events: @events at the watchdog's last tick (W)
  * @lease_mark: @lease_epoch at the lease's last tick while paused, or -1 (L)
  * @lease_resumes: pauses the lease ended (L)
@@ -207,6 +209,7 @@ struct ocq_engine {
 	unsigned int backoffs;
 	bool armed;
 	u64 max_batch;
+	u64 taken;
 	long wd_events;
 	int lease_mark;
 	u64 lease_resumes;

@@ -7,6 +7,7 @@
 #ifndef _OCQ_PRIV_H
 #define _OCQ_PRIV_H
 
+#include <linux/dim.h>
 #include <linux/list.h>
 #include <linux/rhashtable-types.h>
 #include <linux/workqueue.h>
@@ -68,6 +69,8 @@ struct ocq_direct {
  * @pooled: a CQ of the pool, shared: freed only with the pool (I)
  * @direct: %IB_POLL_DIRECT: the CQ is never armed and the engine not used;
  *	ib_ocq_process_cq_direct() polls it
+ * @dim: interrupt moderation, on a device with modify_cq and use_cq_dim as
+ *	ib_alloc_cq() does it; NULL otherwise (I); fed by the CQ runs
  */
 struct ib_ocq {
 	struct ocq_engine engine;
@@ -85,6 +88,7 @@ struct ib_ocq {
 	struct list_head entry;
 	bool pooled;
 	struct ocq_direct direct;
+	struct dim *dim;
 };
 
 struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
