@@ -119,9 +119,14 @@ else # KDIR given: a standard Kbuild build against that tree
 all:
 	$(MAKE) -C '$(KDIR)' M='$(CURDIR)' W='$(W)' modules
 
-kernel check check-runner demo bench soak dkms-check ulps:
+kernel check check-runner demo bench soak dkms-check:
 	@echo "make $@: not possible with KDIR= (it boots a Debian kernel in a VM);" \
 		"run without KDIR, e.g. make $@ KERNEL=linux-image-amd64" >&2; exit 2
+
+ulps:
+	@echo "make ulps: not possible with KDIR= (the ULPs come from the linux-source package" \
+		"of a Debian kernel's version); run without KDIR, e.g. make ulps KERNEL=linux-image-amd64" \
+		>&2; exit 2
 
 lint:
 	@KH='$(KDIR)' KCOMMON_MAKEFILE='$(KDIR)/Makefile' KMAKE_EXTRA= \
