@@ -19,16 +19,17 @@
 /// maintainer must check afterwards (poll contexts, concurrent done() calls
 /// of different QPs on a pooled CQ).  The module then depends on ib_ocq.ko.
 ///
-/// On a ULP's own tree (no kernel tree needed):
+/// On a ULP's own tree (no kernel tree needed), in place:
 ///
-///   spatch -D patch --sp-file scripts/coccinelle/api/ib_ocq_dropin.cocci \
-///          --dir net/sunrpc/xprtrdma --in-place
+///   spatch --sp-file scripts/coccinelle/api/ib_ocq_dropin.cocci \
+///          --no-includes --include-headers --dir net/sunrpc/xprtrdma --in-place
 ///
-/// -D report lists the calls instead of changing them (file:line: message);
-/// inside a kernel tree that holds this file, the usual
-///   make coccicheck MODE=patch|report|context|org \
-///        COCCI=scripts/coccinelle/api/ib_ocq_dropin.cocci M=<dir>
-/// works too.
+/// Without -D the mode is patch.  -D report lists the calls instead, one
+/// "file:line:col: message" a line; -D context and -D org as usual.  In a
+/// kernel tree that holds this file, coccicheck runs it in any mode:
+///
+///   make coccicheck MODE=report COCCI=scripts/coccinelle/api/ib_ocq_dropin.cocci \
+///        M=net/sunrpc/xprtrdma
 //
 // Confidence: High
 // Comments: the allocation, free and direct-poll calls only
