@@ -41,7 +41,7 @@ VM := tools/testing/vm
 SHELL := /bin/bash
 
 .PHONY: all kernel check check-runner demo lint clean help sim sim-deep mutants host-tests soak \
-	install uninstall install-files uninstall-files dkms-check htmldocs bench native-bench
+	install uninstall install-files uninstall-files dkms-check htmldocs bench native-bench ulps
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
 
@@ -108,6 +108,12 @@ uninstall:
 dkms-check:
 	@tools/testing/dkms.sh '$(KERNEL)'
 
+# NFS/RDMA (rpcrdma) and NVMe-oF (nvme-rdma, nvmet-rdma) from KERNEL='s Debian source
+# package, built stock and converted to ocq by scripts/coccinelle/api/ib_ocq_dropin.cocci
+# (prints the conversion's diff); modules in build/<kver>/ulps/{stock,ocq}/.
+ulps:
+	@W='$(W)' tools/testing/ulps/build.sh '$(KERNEL)'
+
 else # KDIR given: a standard Kbuild build against that tree
 
 all:
@@ -116,6 +122,11 @@ all:
 kernel check check-runner demo bench soak dkms-check:
 	@echo "make $@: not possible with KDIR= (it boots a Debian kernel in a VM);" \
 		"run without KDIR, e.g. make $@ KERNEL=linux-image-amd64" >&2; exit 2
+
+ulps:
+	@echo "make ulps: not possible with KDIR= (the ULPs come from the linux-source package" \
+		"of a Debian kernel's version); run without KDIR, e.g. make ulps KERNEL=linux-image-amd64" \
+		>&2; exit 2
 
 lint:
 	@KH='$(KDIR)' KCOMMON_MAKEFILE='$(KDIR)/Makefile' KMAKE_EXTRA= \
@@ -273,6 +284,8 @@ help:
 	@echo '              Module.symvers and ocq-demo under PREFIX=$(PREFIX); DESTDIR=, INSTALL_MOD_PATH='
 	@echo 'uninstall     remove what make install installed'
 	@echo 'dkms-check    dkms add, build and remove the ocq package for KERNEL= (Debian dkms; CI)'
+	@echo 'ulps          rpcrdma, nvme-rdma and nvmet-rdma from KERNEL='"'"'s linux-source, stock and'
+	@echo '              converted to ocq by the semantic patch (prints its diff); build/<kver>/ulps/'
 	@echo 'htmldocs      render Documentation/ with Sphinx and kernel-doc into build/htmldocs/'
 	@echo 'install-files, uninstall-files  the steps of install/uninstall once KVER= KO_DIR= SYMVERS= are'
 	@echo '              known (internal)'

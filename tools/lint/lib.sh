@@ -8,7 +8,9 @@
 #   - fetching checkpatch.pl, its data files, kernel-doc and the Sphinx
 #     extension that runs it (Documentation/sphinx/, for make htmldocs) from
 #     Debian's linux-source-6.1 package into a cache reused while the package
-#     version stays the same.
+#     version stays the same;
+#   - extracting chosen files of any linux-source-X.Y package (ksrc_fetch;
+#     tools/testing/ulps/build.sh takes the ULPs' sources that way).
 
 LINT_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd -P)
 REPO=$(cd "$LINT_DIR/../.." && pwd -P)
@@ -133,6 +135,7 @@ ensure_tools()
 		case "$cmd" in
 		xz) pkg=xz-utils ;;
 		dpkg-deb) pkg=dpkg ;;
+		spatch) pkg=coccinelle ;;
 		*) pkg=$cmd ;;
 		esac
 		want+=("$pkg")
@@ -140,43 +143,56 @@ ensure_tools()
 	((${#want[@]} == 0)) || apt_install "${want[@]}"
 }
 
-# The version of linux-source-6.1 that apt would install now.
+# The version of a package (default: linux-source-6.1) that apt would
+# install now; empty or "(none)" when apt knows no such package.
 ksrc_candidate()
 {
-	apt-cache policy "$KSRC_PKG" 2>/dev/null |
+	apt-cache policy "${1:-$KSRC_PKG}" 2>/dev/null |
 		awk '/Candidate:/ { print $2 }'
 }
 
-# Download the package and extract only the files lint needs into $1.
-ksrc_extract()
+# ksrc_fetch PKG VERSION DEST PATH...: download Debian's kernel source
+# package PKG (linux-source-X.Y) at VERSION with apt-get download and
+# extract only the PATHs (files or directories, relative to the top of the
+# kernel tree) of its tarball into DEST.  The .deb is not kept.
+ksrc_fetch()
 {
-	local version=$1 dest=$2 tmp deb
+	local pkg=$1 version=$2 dest=$3 tmp deb
+	shift 3
 
 	tmp=$(mktemp -d)
 	# apt's download sandbox user must be able to write there.
 	if id _apt >/dev/null 2>&1; then
 		chown _apt "$tmp" 2>/dev/null || true
 	fi
-	note "setup: downloading $KSRC_PKG $version (about 140 MB)"
-	if ! (cd "$tmp" && apt-get download -q "$KSRC_PKG=$version") \
+	note "setup: downloading $pkg $version (about 140 MB)"
+	if ! (cd "$tmp" && apt-get download -q "$pkg=$version") \
 		>"$tmp/download.log" 2>&1; then
 		cat "$tmp/download.log" >&2
 		rm -rf "$tmp"
-		die "apt-get download $KSRC_PKG=$version failed"
+		die "apt-get download $pkg=$version failed"
 	fi
 	deb=$(echo "$tmp"/*.deb)
-	note "setup: extracting checkpatch.pl, kernel-doc and its Sphinx extension"
 	mkdir -p "$dest"
-	dpkg-deb --fsys-tarfile "$deb" |
-		tar -xO "./usr/src/$KSRC_PKG.tar.xz" |
-		tar -xJ -C "$dest" --strip-components=1 \
-			"$KSRC_PKG/.clang-format" \
-			"$KSRC_PKG/scripts/checkpatch.pl" \
-			"$KSRC_PKG/scripts/spelling.txt" \
-			"$KSRC_PKG/scripts/const_structs.checkpatch" \
-			"$KSRC_PKG/scripts/kernel-doc" \
-			"$KSRC_PKG/Documentation/sphinx"
+	if ! dpkg-deb --fsys-tarfile "$deb" |
+		tar -xO "./usr/src/$pkg.tar.xz" |
+		tar -xJ -C "$dest" --strip-components=1 "${@/#/$pkg/}"; then
+		rm -rf "$tmp"
+		die "extracting $* from $pkg $version failed"
+	fi
 	rm -rf "$tmp"
+}
+
+# Download the package and extract only the files lint needs into $2.
+ksrc_extract()
+{
+	local version=$1 dest=$2
+
+	note "setup: checkpatch.pl, kernel-doc and its Sphinx extension from $KSRC_PKG"
+	ksrc_fetch "$KSRC_PKG" "$version" "$dest" .clang-format \
+		scripts/checkpatch.pl scripts/spelling.txt \
+		scripts/const_structs.checkpatch scripts/kernel-doc \
+		Documentation/sphinx
 }
 
 # Make sure $KSRC_DIR holds the kernel's lint scripts from the current
@@ -193,10 +209,10 @@ ensure_kernel_scripts()
 	[[ -f "$KSRC_DIR/VERSION" && -f "$KSRC_DIR/Documentation/sphinx/kerneldoc.py" ]] &&
 		have=$(<"$KSRC_DIR/VERSION")
 
-	want=$(ksrc_candidate)
+	want=$(ksrc_candidate "$KSRC_PKG")
 	if [[ -z "$want" || "$want" == "(none)" ]]; then
 		apt_update_once
-		want=$(ksrc_candidate)
+		want=$(ksrc_candidate "$KSRC_PKG")
 	fi
 	if [[ -z "$want" || "$want" == "(none)" ]]; then
 		[[ -n "$have" ]] || die "apt knows no $KSRC_PKG package"

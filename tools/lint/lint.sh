@@ -6,7 +6,7 @@
 # Usage (from anywhere; `make lint` runs it from the repository root):
 #   bash tools/lint/lint.sh [STEP...]
 # STEP is one or more of: checkpatch kernel-doc clang-format clang-tidy
-# sparse.  Without a STEP, all of them run, in that order.
+# sparse cocci.  Without a STEP, all of them run, in that order.
 #
 # Steps:
 #   checkpatch    scripts/checkpatch.pl --strict --no-tree -f on the kernel C
@@ -20,6 +20,11 @@
 #   sparse        a W=1 C=2 Kbuild build of our modules against the kernel
 #                 that `make lint` exports (KH, ...); every sparse or compiler
 #                 warning or error located in our kernel C counts.
+#   cocci         scripts/coccinelle/api/ib_ocq_dropin.cocci in report mode
+#                 (spatch) over drivers/infiniband/ulp/ and selftests/modules/:
+#                 a CQ call of ib_core that it would convert, in a file that
+#                 tools/lint/upstream-cq.list does not name, counts; so does a
+#                 file listed there in which it finds none.
 #
 # checkpatch.pl, its data files and kernel-doc come from Debian's
 # linux-source-6.1 package, fetched into .cache/lint/ (git-ignored) and
@@ -35,7 +40,7 @@ set -euo pipefail
 # shellcheck source=tools/lint/lib.sh
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-ALL_STEPS=(checkpatch kernel-doc clang-format clang-tidy sparse)
+ALL_STEPS=(checkpatch kernel-doc clang-format clang-tidy sparse cocci)
 TOTAL=0
 OUT=""	# findings of the current step, one per line; context lines
 	# start with a blank and are not counted.
@@ -370,6 +375,54 @@ step_sparse()
 	finish sparse "$(count_words ${#files[@]} 'kernel C source')${KVER:+, $KVER}"
 }
 
+# Our ULP code, through the semantic patch that converts a ULP to ocq: every
+# CQ call of ib_core it reports must be in a file that upstream-cq.list names
+# (those use ib_core's API on purpose), and every file listed must have one.
+COCCI_DIRS=(drivers/infiniband/ulp selftests/modules)
+step_cocci()
+{
+	local cocci=scripts/coccinelle/api/ib_ocq_dropin.cocci
+	local list="$LINT_DIR/upstream-cq.list" dirs=() d rc=0 f n
+
+	for d in "${COCCI_DIRS[@]}"; do
+		[[ -d "$REPO/$d" ]] && dirs+=("$d")
+	done
+	if [[ ! -f "$REPO/$cocci" ]]; then
+		echo "$cocci: missing" >>"$OUT"
+		finish cocci "not run"
+		return
+	fi
+	if ((${#dirs[@]} == 0)); then
+		finish cocci "no ULP code"
+		return
+	fi
+	# --no-includes --include-headers: the Options line of the .cocci.
+	# One run per directory: spatch takes one --dir.
+	: >"$OUT.raw"
+	for d in "${dirs[@]}"; do
+		(cd "$REPO" && spatch -D report --very-quiet --no-includes \
+			--include-headers --sp-file "$cocci" --dir "$d") \
+			>>"$OUT.raw" 2>&1 || rc=$?
+	done
+	if ((rc != 0)); then
+		echo "spatch failed (exit $rc):" >>"$OUT"
+		sed 's/^/ /' "$OUT.raw" >>"$OUT"
+		finish cocci "not run"
+		return
+	fi
+	sed -e 's/#.*//' "$list" | awk 'NF { print $1 }' | sort -u >"$OUT.file"
+	grep -E '^[^[:space:]:]+:[0-9]+:' "$OUT.raw" | relpaths | sort -t: -k1,1 -k2,2n |
+		while IFS= read -r f; do
+			grep -qxF "${f%%:*}" "$OUT.file" || printf '%s\n' "$f"
+		done >>"$OUT"
+	while IFS= read -r f; do
+		grep -q "^$f:" "$OUT.raw" ||
+			echo "$f: listed in tools/lint/upstream-cq.list, but has no CQ call of ib_core" >>"$OUT"
+	done <"$OUT.file"
+	n=$(grep -cE '^[^[:space:]:]+:[0-9]+:' "$OUT.raw" || true)
+	finish cocci "$(count_words "$n" 'CQ call') of ib_core, in files that use them on purpose"
+}
+
 main()
 {
 	local steps=("$@") s need=()
@@ -381,6 +434,7 @@ main()
 		clang-format) need+=(clang-format) ;;
 		clang-tidy) need+=(clang-tidy) ;;
 		sparse) need+=(sparse make) ;;
+		cocci) need+=(spatch) ;;
 		*) die "unknown step '$s' (steps: ${ALL_STEPS[*]})" ;;
 		esac
 	done
