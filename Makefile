@@ -40,7 +40,7 @@ PREFIX ?= /usr/local
 VM := tools/testing/vm
 SHELL := /bin/bash
 
-.PHONY: all kernel check check-runner demo lint clean help sim sim-deep mutants host-tests soak \
+.PHONY: all kernel check check-runner demo lint clean help sim sim-deep mutants guest-mutants host-tests soak \
 	install uninstall install-files uninstall-files dkms-check htmldocs bench native-bench ulps
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
@@ -234,6 +234,11 @@ sim-deep:
 mutants:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq mutants QUICK=$(QUICK)
 
+# The plumbing's mutants, each caught by a guest test (tools/testing/vm/guest-mutants.txt);
+# a few minutes per mutant under TCG, not part of CI.
+guest-mutants:
+	@$(VM)/guest-mutants.sh
+
 # The engine on real threads on the host (tools/testing/ocq-native): ns per
 # completion of every mode against a raw drain loop, and flow-mode scaling.
 native-bench:
@@ -268,6 +273,8 @@ help:
 	@echo 'sim-deep      the same at bound 5 with a budget of 200000 schedules per case (hours)'
 	@echo 'mutants       mutation testing: each mutant of the engine (tools/testing/ocq/mutants.txt)'
 	@echo '              must make a case fail; QUICK=1 runs 6 of them; ends "N killed, N survived"'
+	@echo 'guest-mutants each mutant of the plumbing (tools/testing/vm/guest-mutants.txt) must make'
+	@echo '              its guest tests fail; a few minutes per mutant, not in CI'
 	@echo 'host-tests    unit tests on the host (send accounting, ocq-demo, the engine on real'
 	@echo '              threads under TSan and ASan), then sim; make check'
 	@echo '              runs them first unless TESTS= is given (SIM=1 forces, SIM=0 skips)'

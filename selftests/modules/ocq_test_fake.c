@@ -3507,6 +3507,27 @@ static void fake_bad_result(struct fake_ktap *k, const char *name,
 	fake_result(k, want_ok ? !ret : ret == -EINVAL, name, NULL);
 }
 
+/*
+ * A case of fake_attr_cases on a direct CQ: refused as on any other, and
+ * so are parallel mode, a postponed arm and the watchdog.
+ */
+static void fake_bad_direct(struct fake_ktap *k, struct ib_device *dev,
+			    const struct fake_attr_case *c)
+{
+	struct ib_ocq_attr attr;
+	struct ib_cq *cq;
+	char name[64];
+	bool ok;
+
+	fake_attr_make(c, &attr);
+	ok = c->ok && attr.mode != IB_OCQ_PARALLEL && !attr.flags &&
+	     !attr.watchdog_ms;
+	snprintf(name, sizeof(name), "direct_%s", c->name);
+	cq = ib_ocq_alloc_cq(dev, NULL, cqe, 0, IB_POLL_DIRECT, &attr);
+	fake_bad_result(k, name, IS_ERR(cq) ? ERR_CAST(cq) : ib_cq_to_ocq(cq),
+			ok);
+}
+
 static void fake_bad_allocs(struct fake_dev *fdev, struct fake_ktap *k)
 {
 	struct ib_ocq_attr attr = {};
@@ -3520,6 +3541,9 @@ static void fake_bad_allocs(struct fake_dev *fdev, struct fake_ktap *k)
 		fake_bad_result(k, c->name,
 				ib_ocq_alloc(dev, NULL, cqe, 0, &attr), c->ok);
 	}
+	/* the same through IB_POLL_DIRECT, which runs no engine */
+	for (i = 0; i < ARRAY_SIZE(fake_attr_cases); i++)
+		fake_bad_direct(k, dev, &fake_attr_cases[i]);
 	memset(&attr, 0, sizeof(attr));
 	fake_bad_result(k, "no_device",
 			__ib_ocq_alloc(NULL, NULL, cqe, 0, &attr,

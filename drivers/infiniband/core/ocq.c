@@ -146,8 +146,10 @@ static void ib_ocq_iop_sched(struct ocq_work *w)
 }
 
 /*
- * Run @w's unit.  A CQ run tells DIM what it took from the CQ, as ib_cq's
- * poll runs do (one sample per run, empty runs too).
+ * Run @w's unit.  DIM gets one sample per event cycle, as from ib_cq's
+ * poll runs that end armed: what the CQ runs took from the CQ since the
+ * last run that ended with the CQ armed.  Runs that yield, back off or
+ * park (flow and parallel mode, domains busy) add to the next sample.
  */
 static void ib_ocq_run(struct ocq_work *w)
 {
@@ -159,10 +161,18 @@ static void ib_ocq_run(struct ocq_work *w)
 		ocq_engine_run(e, w->unit);
 		return;
 	}
-	/* one CQ run at a time: nobody else moves e->taken meanwhile */
+	/*
+	 * The CQ unit's work item (or softirq poll) never runs twice at
+	 * once, and only the CQ run moves e->taken and e->armed: they are
+	 * this run's until the next run of the same item.
+	 */
 	before = READ_ONCE(e->taken);
 	ocq_engine_run(e, w->unit);
-	rdma_dim(ocq->dim, READ_ONCE(e->taken) - before);
+	ocq->dim_taken += READ_ONCE(e->taken) - before;
+	if (READ_ONCE(e->armed)) {
+		rdma_dim(ocq->dim, ocq->dim_taken);
+		ocq->dim_taken = 0;
+	}
 }
 
 /*
@@ -288,7 +298,10 @@ static void ib_ocq_event_handler(struct ib_event *event, void *cq_context)
 	rcu_read_lock();
 	ocq = ib_ocq_lookup(event->element.cq);
 	if (ocq) {
-		ocq_engine_cq_error(&ocq->engine);
+		if (ocq->poll_ctx == IB_POLL_DIRECT)
+			atomic64_inc(&ocq->direct.cq_errors);
+		else
+			ocq_engine_cq_error(&ocq->engine);
 		pr_err_ratelimited("ib_ocq: ocq%u: %s on its CQ\n", ocq->id,
 				   ib_event_msg(event->event));
 	}
@@ -339,6 +352,10 @@ static int ib_ocq_info_show(struct seq_file *m, void *unused)
 	struct ib_ocq *ocq = m->private;
 	struct ib_cq *cq = ocq->cq;
 
+	/* both checked at creation */
+	if (WARN_ON_ONCE(ocq->poll_ctx >= ARRAY_SIZE(ctx) ||
+			 ocq->attr.mode >= ARRAY_SIZE(mode)))
+		return -EINVAL;
 	seq_printf(m, "device %s\ncq_id %u\nowner %s\n",
 		   dev_name(&cq->device->dev), cq->res.id,
 		   cq->res.kern_name ?: "-");
@@ -452,25 +469,26 @@ static void ib_ocq_dim_work(struct work_struct *work)
 				  ib_ocq_dim_usec(ix));
 }
 
-/* As ib_alloc_cq(): DIM on a device that can moderate and wants it. */
-static int ib_ocq_dim_init(struct ib_ocq *ocq)
+/*
+ * As ib_alloc_cq(): DIM on a device that can moderate and wants it; as
+ * there, a CQ for which DIM's state cannot be allocated goes without.
+ */
+static void ib_ocq_dim_init(struct ib_ocq *ocq)
 {
 	struct ib_device *dev = ocq->cq->device;
 	struct dim *dim;
 
 	if (!dev->ops.modify_cq || !dev->use_cq_dim)
-		return 0;
+		return;
 	dim = ib_ocq_kvcalloc(1, sizeof(*dim));
 	if (!dim)
-		return -ENOMEM;
+		return;
 	dim->state = DIM_START_MEASURE;
 	dim->tune_state = DIM_GOING_RIGHT;
 	dim->profile_ix = RDMA_DIM_START_PROFILE;
-	dim->mode = DIM_CQ_PERIOD_MODE_START_FROM_CQE;
 	dim->priv = ocq->cq;
 	INIT_WORK(&dim->work, ib_ocq_dim_work);
 	ocq->dim = dim;
-	return 0;
 }
 
 /* After the last run: nothing feeds DIM any more. */
@@ -501,8 +519,9 @@ static int ib_ocq_engine_init(struct ib_ocq *ocq)
  */
 static bool ib_ocq_direct_attr_ok(const struct ib_ocq_attr *attr)
 {
-	return !attr || (attr->mode != IB_OCQ_PARALLEL && !attr->flags &&
-			 !attr->watchdog_ms && !attr->process);
+	return !attr ||
+	       (!ocq_engine_check_attr(attr) && attr->mode != IB_OCQ_PARALLEL &&
+		!attr->flags && !attr->watchdog_ms);
 }
 
 /* A direct CQ is never armed: an event is a provider's stray one. */
@@ -510,7 +529,11 @@ static void ib_ocq_direct_handler(struct ib_cq *cq, void *cq_context)
 {
 }
 
-/* A direct OCQ off the registry: no engine, no work items. */
+/*
+ * A direct OCQ off the registry: no engine, no work items.  Its event
+ * handler may still be inside the RCU read-side section in which it found
+ * it: the grace period waits for that before the free.
+ */
 static void ib_ocq_destroy_direct(struct ib_ocq *ocq)
 {
 	int ret;
@@ -524,6 +547,7 @@ static void ib_ocq_destroy_direct(struct ib_ocq *ocq)
 		__module_get(THIS_MODULE);
 		return;
 	}
+	synchronize_rcu();
 	ib_ocq_kvfree(ocq);
 }
 
@@ -585,9 +609,7 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 		ret = ib_ocq_alloc_works(ocq);
 		if (ret)
 			goto out_destroy_engine;
-		ret = ib_ocq_dim_init(ocq);
-		if (ret)
-			goto out_free_works;
+		ib_ocq_dim_init(ocq);
 	}
 	ret = ib_ocq_publish(ocq);
 	if (ret)
@@ -604,7 +626,6 @@ out_free_dim:
 	if (poll_ctx == IB_POLL_DIRECT)
 		goto out_destroy_cq;
 	ib_ocq_dim_exit(ocq);
-out_free_works:
 	ib_ocq_kvfree(ocq->works);
 out_destroy_engine:
 	ocq_engine_destroy(&ocq->engine);

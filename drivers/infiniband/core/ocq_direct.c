@@ -61,25 +61,38 @@ static unsigned int ib_ocq_direct_run(struct ib_cq *cq, struct ocq_direct *d,
  * nothing is lost, nothing overtakes.  A done() that calls this on its own
  * CQ gets 0 too.
  *
- * ib_drain_qp() on a QP of a direct CQ polls it with ib_core's
- * ib_process_cq_direct(), as for a CQ of ib_alloc_cq(): the ULP must not
- * poll the CQ while it drains, the rule ib_cq has.
+ * The exception is ib_drain_qp() on a QP of a direct CQ: ib_core polls the
+ * CQ with its own ib_process_cq_direct(), which knows nothing of the
+ * owner, so while a drain runs, completions polled by it and by a caller of
+ * this may be dispatched side by side.  A ULP that needs order there stops
+ * its polling before it drains.
  *
- * Context: the context done() may run in; the caller's own.
- * Return: the completions dispatched; 0 if another caller owns the CQ or
- * @cq is not a direct ordered CQ (which warns once).
+ * A CQ that ocq did not allocate (a file of the ULP that was not
+ * converted) is polled by ib_process_cq_direct() itself.
+ *
+ * Context: any context; does not sleep itself, done() runs in the
+ * caller's context; not concurrently with ib_ocq_free_cq() of @cq.
+ * Return: the completions dispatched; 0 if another caller owns the CQ, or
+ * if @cq is an ordered CQ of another poll context (which warns once, as
+ * ib_process_cq_direct() does).
  */
 int ib_ocq_process_cq_direct(struct ib_cq *cq, int budget)
 {
-	struct ib_ocq *ocq = cq ? ib_cq_to_ocq(cq) : NULL;
+	struct ib_ocq *ocq = ib_cq_to_ocq(cq);
 	struct ocq_direct *d;
 	unsigned int done;
 
-	if (WARN_ON_ONCE(!ocq || ocq->poll_ctx != IB_POLL_DIRECT))
+	if (!ocq)
+		return ib_process_cq_direct(cq, budget);
+	if (WARN_ON_ONCE(ocq->poll_ctx != IB_POLL_DIRECT) || !budget)
 		return 0;
 	d = &ocq->direct;
-	/* pairs with clear_bit_unlock() below: the last owner's stores */
-	if (test_and_set_bit_lock(0, &d->busy)) {
+	/*
+	 * A plain look first: a caller spinning on an owned CQ (blk-mq's
+	 * polling) reads the line instead of bouncing it.  The acquire pairs
+	 * with clear_bit_unlock() below: the last owner's stores.
+	 */
+	if (test_bit(0, &d->busy) || test_and_set_bit_lock(0, &d->busy)) {
 		atomic64_inc(&d->contended);
 		return 0;
 	}
@@ -102,5 +115,6 @@ void ib_ocq_direct_stats(struct ib_ocq *ocq, struct ib_ocq_stats *s)
 	s->empty_runs = READ_ONCE(d->empty_runs);
 	s->polls = READ_ONCE(d->polls);
 	s->completions = READ_ONCE(d->completions);
+	s->cq_errors = atomic64_read(&d->cq_errors);
 	s->contended = atomic64_read(&d->contended);
 }

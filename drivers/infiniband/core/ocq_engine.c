@@ -1173,7 +1173,14 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 	}
 }
 
-static int ocq_check_attr(const struct ib_ocq_attr *attr)
+/**
+ * ocq_engine_check_attr - whether @attr is one an ordered CQ accepts
+ * @attr: the attributes
+ *
+ * Context: any context.
+ * Return: 0, or -EINVAL.
+ */
+int ocq_engine_check_attr(const struct ib_ocq_attr *attr)
 {
 	if ((unsigned int)attr->mode > IB_OCQ_PARALLEL ||
 	    (unsigned int)attr->policy > IB_ARM_DOUBLE_POLL)
@@ -1257,7 +1264,7 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 	u32 ring;
 	int ret;
 
-	ret = ocq_check_attr(attr);
+	ret = ocq_engine_check_attr(attr);
 	if (ret)
 		return ret;
 	e->cq = cq;

@@ -228,5 +228,6 @@ void ocq_engine_disable(struct ocq_engine *e);
 void ocq_engine_watchdog(struct ocq_engine *e);
 bool ocq_engine_lease(struct ocq_engine *e);
 void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *stats);
+int ocq_engine_check_attr(const struct ib_ocq_attr *attr);
 
 #endif /* _OCQ_ENGINE_H */

@@ -27,7 +27,9 @@ struct ocq_work;
  * @empty_runs: of those, the ones that found nothing (B)
  * @polls: ib_poll_cq() calls (B)
  * @completions: completions dispatched (B)
- * @contended: calls that found the CQ owned and returned 0 (atomic)
+ * @cq_errors: asynchronous CQ errors the provider reported (atomic)
+ * @contended: calls that found the CQ owned and returned 0 (atomic; on a
+ *	line of its own, away from what the owner writes)
  *
  * B: written by the owner of @busy only, read locklessly by the stats.
  */
@@ -37,7 +39,8 @@ struct ocq_direct {
 	u64 empty_runs;
 	u64 polls;
 	u64 completions;
-	atomic64_t contended;
+	atomic64_t cq_errors;
+	atomic64_t contended ____cacheline_aligned_in_smp;
 };
 
 /*
@@ -71,6 +74,8 @@ struct ocq_direct {
  *	ib_ocq_process_cq_direct() polls it
  * @dim: interrupt moderation, on a device with modify_cq and use_cq_dim as
  *	ib_alloc_cq() does it; NULL otherwise (I); fed by the CQ runs
+ * @dim_taken: completions the CQ runs took since DIM's last sample (C: the
+ *	CQ unit's work item or softirq poll, which never runs twice at once)
  */
 struct ib_ocq {
 	struct ocq_engine engine;
@@ -89,6 +94,7 @@ struct ib_ocq {
 	bool pooled;
 	struct ocq_direct direct;
 	struct dim *dim;
+	u64 dim_taken;
 };
 
 struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,

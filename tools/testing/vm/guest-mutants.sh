@@ -70,6 +70,9 @@ for m in "${order[@]}"; do
 	failed=$(sed -n 's/^FAIL  \([^ ]*\).*/\1/p' "$d/check.log" | tr '\n' ' ')
 	if [ -n "$failed" ]; then
 		log "$m: killed by $failed"
+	elif grep -q '^check: error:' "$d/check.log"; then
+		log "$m: ERROR: $(grep -m1 '^check: error:' "$d/check.log") ($d/check.log)"
+		survived=$((survived + 1))
 	else
 		log "$m: SURVIVED (no test of it failed; $d/check.log)"
 		survived=$((survived + 1))
