@@ -7,10 +7,18 @@
 #
 # Content: busybox (static), /init (guest-init), the kernel modules named by "module"
 # lines of selftests/guest.conf with their dependencies (decompressed, loaded in
-# dependency order from /modules.order), host programs named by "bin" lines with their
-# libraries, our modules from build/<KVER>/ko/ at /ko/, build/<KVER>/guest-bin/* at
-# /usr/bin/, and selftests/ at /selftests/. The test list is not in it: the runner
-# appends a small second archive per boot.
+# dependency order from /modules.order), those named by "kmod" lines with their
+# dependencies (not loaded at boot; /lib/modules/deps/NAME lists the files in load
+# order, for kmod_load of selftests/lib/ksft.sh), host programs named by "bin" lines
+# with their libraries, our modules from build/<KVER>/ko/ at /ko/, the kernel's own
+# ULPs built by tools/testing/ulps/build.sh (build/<KVER>/ulps/{stock,ocq}/*.ko, debug
+# info stripped) at /ko/ulps/{stock,ocq}/, build/<KVER>/guest-bin/* at /usr/bin/, and
+# selftests/ at /selftests/. The test list is not in it: the runner appends a small
+# second archive per boot.
+#
+# ULPS_STATUS (environment, from check.sh) is written to /ko/ulps/status: "ok" when the
+# ULPs were built for this run, "skip: <why>" or "fail: <why>" when they were not; the
+# ULP modules are copied only with "ok".
 set -euo pipefail
 
 ENV=$1
@@ -30,7 +38,7 @@ install -m 0755 "$TOP/tools/testing/vm/guest-init" "$S/init"
 
 conf() { sed -n "s/^$1[[:space:]]\+\([^[:space:]#]\+\).*/\1/p" "$CONF" 2>/dev/null; }
 
-add_module() {	# a .ko[.xz|.zst|.gz] path of the extracted kernel tree
+add_module() {	# KO [noload]: a .ko[.xz|.zst|.gz] path of the extracted kernel tree
 	local ko=$1 b
 
 	b=$(basename "$ko")
@@ -42,7 +50,7 @@ add_module() {	# a .ko[.xz|.zst|.gz] path of the extracted kernel tree
 	*.gz)  gzip -dc "$ko" ;;
 	*)     cat "$ko" ;;
 	esac > "$S/lib/modules/$b"
-	echo "$b" >> "$S/modules.order"
+	[ "${2:-}" = noload ] || echo "$b" >> "$S/modules.order"
 }
 
 for m in $(conf module); do
@@ -51,6 +59,20 @@ for m in $(conf module); do
 		die "module $m: $deps"
 	while read -r verb path _; do
 		[ "$verb" = insmod ] && add_module "$path"
+	done <<< "$deps"
+done
+
+# After every boot module: a dependency shared with one of them is loaded at boot.
+mkdir -p "$S/lib/modules/deps"
+for m in $(conf kmod); do
+	deps=$(modprobe -d "$ROOT" -S "$KVER" --show-depends "$m" 2>&1) ||
+		die "module $m: $deps"
+	: > "$S/lib/modules/deps/$m"
+	while read -r verb path _; do
+		[ "$verb" = insmod ] || continue
+		add_module "$path" noload
+		b=$(basename "$path"); b=${b%.xz}; b=${b%.zst}; b=${b%.gz}
+		grep -qx "$b" "$S/lib/modules/deps/$m" || echo "$b" >> "$S/lib/modules/deps/$m"
 	done <<< "$deps"
 done
 
@@ -69,6 +91,18 @@ for b in $(conf bin); do
 done
 
 cp "$B"/ko/*.ko "$S/ko/" 2>/dev/null || true
+mkdir -p "$S/ko/ulps"
+ULPS_STATUS=${ULPS_STATUS:-"skip: not built for this run (no ulp_ test selected)"}
+if [ "$ULPS_STATUS" = ok ]; then
+	for t in stock ocq; do
+		mkdir -p "$S/ko/ulps/$t"
+		for ko in "$B/ulps/$t"/*.ko; do
+			[ -f "$ko" ] || die "ULPS_STATUS=ok but no ${B#"$TOP"/}/ulps/$t/*.ko"
+			strip --strip-debug -o "$S/ko/ulps/$t/$(basename "$ko")" "$ko"
+		done
+	done
+fi
+echo "$ULPS_STATUS" > "$S/ko/ulps/status"
 if [ -d "$B/guest-bin" ]; then
 	for f in "$B"/guest-bin/*; do
 		[ -f "$f" ] || continue
