@@ -28,6 +28,7 @@ TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 B=$TOP/build/$KVER
 CONF=$TOP/selftests/guest.conf
 S=$B/initramfs
+pkg_roots=()
 die() { echo "initramfs: error: $*" >&2; exit 1; }
 
 rm -rf "$S"
@@ -103,6 +104,51 @@ if [ "$ULPS_STATUS" = ok ]; then
 	done
 fi
 echo "$ULPS_STATUS" > "$S/ko/ulps/status"
+
+# The ULP tests' userspace (with ULPS_STATUS=ok only): "ulp-pkg PKG" lines name Debian
+# packages fetched with apt-get download and unpacked into .cache/guest-pkgs/ (kept per
+# version), "ulp-bin PATH" lines programs of theirs copied to /usr/bin with their
+# libraries (the unpacked packages' first, then the host's); "etc FILE" lines (always)
+# copy the host's /etc/FILE.
+if [ "$ULPS_STATUS" = ok ]; then
+	P=$TOP/.cache/guest-pkgs
+	mkdir -p "$P"
+	for pkg in $(conf ulp-pkg); do
+		ver=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+		{ [ -n "$ver" ] && [ "$ver" != "(none)" ]; } || die "apt knows no package $pkg"
+		d=$P/${pkg}_$(echo "$ver" | tr ':' '+')
+		if [ ! -d "$d" ]; then
+			rm -rf "$d.new" && mkdir -p "$d.new/deb"
+			(cd "$d.new/deb" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) ||
+				die "apt-get download $pkg=$ver failed"
+			dpkg-deb -x "$d.new"/deb/*.deb "$d.new/root"
+			rm -rf "$d.new/deb"
+			mv "$d.new" "$d"
+		fi
+		pkg_roots+=("$d/root")
+	done
+	libpath=
+	for r in "${pkg_roots[@]}"; do
+		libpath+="${libpath:+:}$r/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu"
+	done
+	for b in $(conf ulp-bin); do
+		f=
+		for r in "${pkg_roots[@]}"; do [ -f "$r$b" ] && f=$r$b && break; done
+		[ -n "$f" ] || die "no $b in the ulp-pkg packages"
+		cp -L "$f" "$S/usr/bin/$(basename "$b")"
+		for l in $(LD_LIBRARY_PATH=$libpath ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
+			dst=$l
+			for r in "${pkg_roots[@]}"; do dst=${dst#"$r"}; done
+			[ -e "$S$dst" ] && continue
+			mkdir -p "$S$(dirname "$dst")"
+			cp -L "$l" "$S$dst"
+		done
+	done
+fi
+for e in $(conf etc); do
+	[ -f "/etc/$e" ] || die "no /etc/$e on the host"
+	cp -L "/etc/$e" "$S/etc/$e"
+done
 if [ -d "$B/guest-bin" ]; then
 	for f in "$B"/guest-bin/*; do
 		[ -f "$f" ] || continue
