@@ -12,6 +12,9 @@
 #   ksft_debug_kernel           true on the debug kernel (make check DEBUG_KERNEL=),
 #                               which is several times slower: scale fixed time limits
 #   insmod_test MOD.ko [args]   run a test module, see below
+#   kmod_load NAME [params]     load a kernel module of a "kmod" line of guest.conf with
+#                               its dependencies (params are NAME's); 0 if NAME is loaded
+#   kmod_loaded NAME            true if module NAME (- or _) is in /proc/modules
 #
 # Test modules follow tools/testing/selftests/kselftest_module.h: module init runs the
 # tests, prints KTAP lines with pr_info() (pr_fmt "MOD: ") and fails the load (returns
@@ -87,4 +90,27 @@ insmod_test() {
 	fi
 	[ "$nskip" -eq "$nres" ] && { echo "SKIP: $mod: all subtests skipped"; return $KSFT_SKIP; }
 	return $KSFT_PASS
+}
+
+kmod_loaded() {
+	grep -q "^$(echo "$1" | tr - _) " /proc/modules
+}
+
+# A dependency that fails to load is reported and passed over (under TCG's default CPU
+# crct10dif-pclmul, a soft dependency, fails with ENODEV); NAME itself must load.
+kmod_load() {
+	local name=$1 deps=/lib/modules/deps/$1 f m
+
+	shift
+	[ -f "$deps" ] || { echo "kmod_load: $name is no kmod line of guest.conf"; return 1; }
+	for f in $(cat "$deps"); do
+		m=${f%.ko}
+		kmod_loaded "$m" && continue
+		if [ "$(echo "$m" | tr - _)" = "$(echo "$name" | tr - _)" ]; then
+			insmod "/lib/modules/$f" "$@" || { echo "kmod_load: insmod $f failed"; return 1; }
+		else
+			insmod "/lib/modules/$f" 2>/dev/null || echo "kmod_load: $name: dependency $f did not load"
+		fi
+	done
+	kmod_loaded "$name"
 }

@@ -61,7 +61,6 @@ B=$TOP/build/$KVER
 LOGDIR=$B/../check/$KVER
 rm -rf "$LOGDIR" && mkdir -p "$LOGDIR/tests"
 LOGDIR=$(cd "$LOGDIR" && pwd)
-"$VM"/initramfs.sh "$ENV" "$B/initramfs.cpio.gz" || fatal "initramfs failed"
 
 # ---- test selection ----
 names=() paths=() tmos=()
@@ -91,6 +90,28 @@ for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
 done
 [ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
 say "$KVER: ${#names[@]} test(s): ${names[*]}"
+
+# ---- the kernel's own ULPs, for the selftests/ulp/ tests ----
+# Built (tools/testing/ulps/build.sh, about a minute per kernel) only when such a test
+# is selected; the initramfs carries them at /ko/ulps/ and says in /ko/ulps/status
+# whether they are there.  A failed build does not stop the run: the ULP tests fail.
+ULPS_STATUS=
+for p in "${paths[@]}"; do
+	case $p in /selftests/ulp/*) ULPS_STATUS=build ;; esac
+done
+if [ "$ULPS_STATUS" = build ]; then
+	if [ -n "${DEBUG_KERNEL:-}" ] && [ "$DEBUG_KERNEL" != 0 ]; then
+		ULPS_STATUS="skip: the ULPs are built from a Debian image's linux-source, not for DEBUG_KERNEL="
+	elif "$TOP"/tools/testing/ulps/build.sh "$META" > "$LOGDIR/ulps.log" 2>&1; then
+		ULPS_STATUS=ok
+		say "ULPs built: build/$KVER/ulps/{stock,ocq}/ (log: ${LOGDIR#$TOP/}/ulps.log)"
+	else
+		ULPS_STATUS="fail: make ulps failed: $(grep '^ulps: error' "$LOGDIR/ulps.log" | tail -1)"
+		say "the ULP build failed (log: ${LOGDIR#$TOP/}/ulps.log); the ULP tests will fail"
+	fi
+fi
+export ULPS_STATUS
+"$VM"/initramfs.sh "$ENV" "$B/initramfs.cpio.gz" || fatal "initramfs failed"
 
 # ---- kernel command line and accelerator ----
 # shellcheck source=tools/testing/vm/boot.sh

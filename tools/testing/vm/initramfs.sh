@@ -7,10 +7,18 @@
 #
 # Content: busybox (static), /init (guest-init), the kernel modules named by "module"
 # lines of selftests/guest.conf with their dependencies (decompressed, loaded in
-# dependency order from /modules.order), host programs named by "bin" lines with their
-# libraries, our modules from build/<KVER>/ko/ at /ko/, build/<KVER>/guest-bin/* at
-# /usr/bin/, and selftests/ at /selftests/. The test list is not in it: the runner
-# appends a small second archive per boot.
+# dependency order from /modules.order), those named by "kmod" lines with their
+# dependencies (not loaded at boot; /lib/modules/deps/NAME lists the files in load
+# order, for kmod_load of selftests/lib/ksft.sh), host programs named by "bin" lines
+# with their libraries, our modules from build/<KVER>/ko/ at /ko/, the kernel's own
+# ULPs built by tools/testing/ulps/build.sh (build/<KVER>/ulps/{stock,ocq}/*.ko, debug
+# info stripped) at /ko/ulps/{stock,ocq}/, build/<KVER>/guest-bin/* at /usr/bin/, and
+# selftests/ at /selftests/. The test list is not in it: the runner appends a small
+# second archive per boot.
+#
+# ULPS_STATUS (environment, from check.sh) is written to /ko/ulps/status: "ok" when the
+# ULPs were built for this run, "skip: <why>" or "fail: <why>" when they were not; the
+# ULP modules are copied only with "ok".
 set -euo pipefail
 
 ENV=$1
@@ -20,6 +28,7 @@ TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 B=$TOP/build/$KVER
 CONF=$TOP/selftests/guest.conf
 S=$B/initramfs
+pkg_roots=()
 die() { echo "initramfs: error: $*" >&2; exit 1; }
 
 rm -rf "$S"
@@ -30,7 +39,7 @@ install -m 0755 "$TOP/tools/testing/vm/guest-init" "$S/init"
 
 conf() { sed -n "s/^$1[[:space:]]\+\([^[:space:]#]\+\).*/\1/p" "$CONF" 2>/dev/null; }
 
-add_module() {	# a .ko[.xz|.zst|.gz] path of the extracted kernel tree
+add_module() {	# KO [noload]: a .ko[.xz|.zst|.gz] path of the extracted kernel tree
 	local ko=$1 b
 
 	b=$(basename "$ko")
@@ -42,7 +51,7 @@ add_module() {	# a .ko[.xz|.zst|.gz] path of the extracted kernel tree
 	*.gz)  gzip -dc "$ko" ;;
 	*)     cat "$ko" ;;
 	esac > "$S/lib/modules/$b"
-	echo "$b" >> "$S/modules.order"
+	[ "${2:-}" = noload ] || echo "$b" >> "$S/modules.order"
 }
 
 for m in $(conf module); do
@@ -51,6 +60,20 @@ for m in $(conf module); do
 		die "module $m: $deps"
 	while read -r verb path _; do
 		[ "$verb" = insmod ] && add_module "$path"
+	done <<< "$deps"
+done
+
+# After every boot module: a dependency shared with one of them is loaded at boot.
+mkdir -p "$S/lib/modules/deps"
+for m in $(conf kmod); do
+	deps=$(modprobe -d "$ROOT" -S "$KVER" --show-depends "$m" 2>&1) ||
+		die "module $m: $deps"
+	: > "$S/lib/modules/deps/$m"
+	while read -r verb path _; do
+		[ "$verb" = insmod ] || continue
+		add_module "$path" noload
+		b=$(basename "$path"); b=${b%.xz}; b=${b%.zst}; b=${b%.gz}
+		grep -qx "$b" "$S/lib/modules/deps/$m" || echo "$b" >> "$S/lib/modules/deps/$m"
 	done <<< "$deps"
 done
 
@@ -69,6 +92,63 @@ for b in $(conf bin); do
 done
 
 cp "$B"/ko/*.ko "$S/ko/" 2>/dev/null || true
+mkdir -p "$S/ko/ulps"
+ULPS_STATUS=${ULPS_STATUS:-"skip: not built for this run (no ulp_ test selected)"}
+if [ "$ULPS_STATUS" = ok ]; then
+	for t in stock ocq; do
+		mkdir -p "$S/ko/ulps/$t"
+		for ko in "$B/ulps/$t"/*.ko; do
+			[ -f "$ko" ] || die "ULPS_STATUS=ok but no ${B#"$TOP"/}/ulps/$t/*.ko"
+			strip --strip-debug -o "$S/ko/ulps/$t/$(basename "$ko")" "$ko"
+		done
+	done
+fi
+echo "$ULPS_STATUS" > "$S/ko/ulps/status"
+
+# The ULP tests' userspace (with ULPS_STATUS=ok only): "ulp-pkg PKG" lines name Debian
+# packages fetched with apt-get download and unpacked into .cache/guest-pkgs/ (kept per
+# version), "ulp-bin PATH" lines programs of theirs copied to /usr/bin with their
+# libraries (the unpacked packages' first, then the host's); "etc FILE" lines (always)
+# copy the host's /etc/FILE.
+if [ "$ULPS_STATUS" = ok ]; then
+	P=$TOP/.cache/guest-pkgs
+	mkdir -p "$P"
+	for pkg in $(conf ulp-pkg); do
+		ver=$(apt-cache policy "$pkg" 2>/dev/null | sed -n 's/^ *Candidate: //p')
+		{ [ -n "$ver" ] && [ "$ver" != "(none)" ]; } || die "apt knows no package $pkg"
+		d=$P/${pkg}_$(echo "$ver" | tr ':' '+')
+		if [ ! -d "$d" ]; then
+			rm -rf "$d.new" && mkdir -p "$d.new/deb"
+			(cd "$d.new/deb" && apt-get download -q "$pkg=$ver" >/dev/null 2>&1) ||
+				die "apt-get download $pkg=$ver failed"
+			dpkg-deb -x "$d.new"/deb/*.deb "$d.new/root"
+			rm -rf "$d.new/deb"
+			mv "$d.new" "$d"
+		fi
+		pkg_roots+=("$d/root")
+	done
+	libpath=
+	for r in "${pkg_roots[@]}"; do
+		libpath+="${libpath:+:}$r/lib/x86_64-linux-gnu:$r/usr/lib/x86_64-linux-gnu"
+	done
+	for b in $(conf ulp-bin); do
+		f=
+		for r in "${pkg_roots[@]}"; do [ -f "$r$b" ] && f=$r$b && break; done
+		[ -n "$f" ] || die "no $b in the ulp-pkg packages"
+		cp -L "$f" "$S/usr/bin/$(basename "$b")"
+		for l in $(LD_LIBRARY_PATH=$libpath ldd "$f" 2>/dev/null | grep -o '/[^ ]*'); do
+			dst=$l
+			for r in "${pkg_roots[@]}"; do dst=${dst#"$r"}; done
+			[ -e "$S$dst" ] && continue
+			mkdir -p "$S$(dirname "$dst")"
+			cp -L "$l" "$S$dst"
+		done
+	done
+fi
+for e in $(conf etc); do
+	[ -f "/etc/$e" ] || die "no /etc/$e on the host"
+	cp -L "/etc/$e" "$S/etc/$e"
+done
 if [ -d "$B/guest-bin" ]; then
 	for f in "$B"/guest-bin/*; do
 		[ -f "$f" ] || continue

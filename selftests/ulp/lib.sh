@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+#
+# lib.sh - helpers of the ULP tests (source it after /selftests/lib/ksft.sh).
+#
+# The kernel's own ULPs, stock and converted to ocq by the semantic patch, are at
+# /ko/ulps/{stock,ocq}/ when make check built them for this run (tools/testing/vm/
+# check.sh); /ko/ulps/status says "ok", "skip: why" or "fail: why".
+#
+#   ulp_require                 skip or fail the test unless the ULPs and rxe0 are there
+#   ulp_ocq_fresh               (re)load /ko/ib_ocq.ko: no ordered CQ left by earlier tests
+#   ulp_ocq_live                ordered CQs alive now (debugfs ib_ocq/live)
+#   ulp_ocq_sum FIELD           FIELD of every ordered CQ's stats, summed
+#   ulp_ocq_table               one line per ordered CQ: name, owner, poll_ctx, completions
+#   ulp_timed_dd DD-ARGS...     run busybox dd, print its seconds (from /proc/uptime)
+#   ulp_rate MIB SECONDS        MiB/s, one decimal ("?" for 0 s)
+
+ULP_KO=/ko/ulps
+OCQ_DBG=/sys/kernel/debug/ib_ocq
+
+ulp_require() {
+	local st
+
+	st=$(cat "$ULP_KO/status" 2>/dev/null) ||
+		ksft_fail "no $ULP_KO/status: an initramfs without the ULP step"
+	case $st in
+	ok) ;;
+	skip:*) ksft_skip "the kernel's ULPs: ${st#skip: }" ;;
+	*) ksft_fail "the kernel's ULPs: ${st#fail: }" ;;
+	esac
+	[ -e /sys/class/infiniband/rxe0 ] || ksft_fail "no rxe0"
+}
+
+ulp_ocq_fresh() {
+	if kmod_loaded ib_ocq; then
+		rmmod ib_ocq || { echo "ib_ocq is loaded and in use"; return 1; }
+	fi
+	insmod /ko/ib_ocq.ko
+}
+
+ulp_ocq_live() {
+	cat "$OCQ_DBG/live" 2>/dev/null || echo 0
+}
+
+ulp_ocq_sum() {
+	cat "$OCQ_DBG"/ocq*/stats 2>/dev/null |
+		awk -v f="$1" '$1 == f { n += $2 } END { printf "%d\n", n }'
+}
+
+ulp_ocq_table() {
+	local d
+
+	for d in "$OCQ_DBG"/ocq*; do
+		[ -d "$d" ] || continue
+		printf '%-24s owner %-10s poll_ctx %-9s pooled %s completions %s\n' \
+			"$(basename "$d")" "$(sed -n 's/^owner //p' "$d/info")" \
+			"$(sed -n 's/^poll_ctx //p' "$d/info")" "$(sed -n 's/^pooled //p' "$d/info")" \
+			"$(sed -n 's/^completions //p' "$d/stats")"
+	done
+}
+
+ulp_timed_dd() {
+	local t0 t1
+
+	t0=$(cut -d' ' -f1 /proc/uptime)
+	dd "$@" 2> /tmp/ulp_dd.err || { cat /tmp/ulp_dd.err >&2; return 1; }
+	t1=$(cut -d' ' -f1 /proc/uptime)
+	awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f\n", b - a }'
+}
+
+ulp_rate() {
+	awk -v m="$1" -v s="$2" 'BEGIN { if (s > 0) printf "%.1f\n", m / s; else print "?" }'
+}
