@@ -73,7 +73,7 @@ MODULE_PARM_DESC(msgs, "messages per pair (default and most 400)");
 
 static unsigned int slow_ms = 100;
 module_param(slow_ms, uint, 0444);
-MODULE_PARM_DESC(slow_ms, "pool: each done() of pair 0's receiver sleeps this long");
+MODULE_PARM_DESC(slow_ms, "pool: how long pair 0's receive done() sleeps");
 
 static unsigned int wait_s = 300;
 module_param(wait_s, uint, 0444);
@@ -209,7 +209,8 @@ static void pt_note_gap(struct pt_pair *p)
 	ktime_t now = ktime_get();
 
 	if (p->last)
-		p->max_gap_ms = max(p->max_gap_ms, ktime_ms_delta(now, p->last));
+		p->max_gap_ms =
+			max(p->max_gap_ms, ktime_ms_delta(now, p->last));
 	p->last = now;
 }
 
@@ -498,8 +499,8 @@ static bool pt_finish(void)
 		struct pt_pair *p = &pt_pairs[i];
 
 		if (!pt_wait_stream(p))
-			pr_info("# pair %u: %u of %u in %u s\n", i,
-				p->recv_seq, msgs, wait_s);
+			pr_info("# pair %u: %u of %u in %u s\n", i, p->recv_seq,
+				msgs, wait_s);
 		ib_drain_qp(p->qp[0]);
 		ib_drain_qp(p->qp[1]);
 		pr_info("# pair %u: %lld ms, %u bad, vector %d\n", i, p->ms,
@@ -514,8 +515,8 @@ static bool pt_finish(void)
 /* The room put back: a pool_get() on vector 0 gets the same CQ again. */
 static bool pt_room_returned(struct ib_cq *vector0)
 {
-	struct ib_cq *cq = ib_ocq_cq_pool_get(pt_dev, 4096, 0,
-					      IB_POLL_WORKQUEUE, NULL);
+	struct ib_cq *cq =
+		ib_ocq_cq_pool_get(pt_dev, 4096, 0, IB_POLL_WORKQUEUE, NULL);
 	bool ok = !IS_ERR(cq) && cq == vector0;
 
 	if (!IS_ERR(cq))

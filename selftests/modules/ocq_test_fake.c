@@ -162,8 +162,7 @@ MODULE_PARM_DESC(duration_s, "soak: how long to run, in seconds");
 
 static char *poll_ctx;
 module_param(poll_ctx, charp, 0444);
-MODULE_PARM_DESC(poll_ctx,
-		 "fake_weak: workqueue, unbound, softirq or direct, from ib_ocq_alloc_cq(); unset: ib_ocq_alloc()");
+MODULE_PARM_DESC(poll_ctx, "fake_weak: workqueue, unbound, softirq or direct");
 
 /* poll_ctx=direct: kthreads polling the CQ side by side, and their budget */
 #define FAKE_POLLERS 2
@@ -1045,8 +1044,8 @@ static bool fake_in_promised_ctx(struct fake_run *r)
 	case IB_POLL_WORKQUEUE:
 		return worker;
 	case IB_POLL_UNBOUND_WORKQUEUE:
-		return worker && (current->nr_cpus_allowed > 1 ||
-				  num_online_cpus() == 1);
+		return worker &&
+		       (current->nr_cpus_allowed > 1 || num_online_cpus() == 1);
 	case IB_POLL_DIRECT:
 		return in_task() && fake_is_poller(r);
 	}
@@ -1749,8 +1748,7 @@ static void fake_direct_stats(struct fake_run *r, bool ok)
 		s.contended);
 	if (!ok)
 		return;
-	fake_check(r, s.completions == r->fcq->pushed,
-		   "completions == pushed");
+	fake_check(r, s.completions == r->fcq->pushed, "completions == pushed");
 	fake_check(r, s.polls == r->fcq->polls, "polls == poll_cq calls");
 	fake_check(r, !r->fcq->arms && !s.events, "never armed, no event");
 }
@@ -3845,8 +3843,7 @@ static int fake_direct_refuses(struct fake_dev *fdev, struct fake_ktap *k)
 	};
 	struct ib_cq *cq;
 
-	cq = ib_ocq_alloc_cq(&fdev->ibdev, NULL, cqe, 0, IB_POLL_DIRECT,
-			     &attr);
+	cq = ib_ocq_alloc_cq(&fdev->ibdev, NULL, cqe, 0, IB_POLL_DIRECT, &attr);
 	if (!IS_ERR(cq))
 		ib_ocq_free_cq(cq);
 	pr_info("# parallel: direct: %ld\n", IS_ERR(cq) ? PTR_ERR(cq) : 0L);

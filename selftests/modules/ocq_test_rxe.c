@@ -93,8 +93,7 @@ MODULE_PARM_DESC(count, "SENDs per scenario, over all its pairs; 0: default");
 
 static char *poll_ctx;
 module_param(poll_ctx, charp, 0444);
-MODULE_PARM_DESC(poll_ctx,
-		 "workqueue, unbound, softirq or direct: the OCQ's poll context, from ib_ocq_alloc_cq(); unset: ib_ocq_alloc()");
+MODULE_PARM_DESC(poll_ctx, "the OCQ's: workqueue, unbound, softirq or direct");
 
 /* poll_ctx=direct: the test's kthreads that poll the CQ side by side */
 #define RT_POLLERS 2
@@ -409,8 +408,8 @@ static bool rt_in_promised_ctx(struct rt_ctx *ctx)
 	case IB_POLL_WORKQUEUE:
 		return worker;
 	case IB_POLL_UNBOUND_WORKQUEUE:
-		return worker && (current->nr_cpus_allowed > 1 ||
-				  num_online_cpus() == 1);
+		return worker &&
+		       (current->nr_cpus_allowed > 1 || num_online_cpus() == 1);
 	case IB_POLL_DIRECT:
 		if (!in_task())
 			return false;
@@ -1598,8 +1597,8 @@ static void rt_run_scenario(struct ib_device *dev, struct rt_ktap *k,
 {
 	struct rt_ctx *ctx;
 
-	pr_info("# %s: mode %s, %u pair(s), %u SENDs, poll_ctx %s\n",
-		sc->name, rt_mode_names[sc->mode], sc->nr_pairs, sends,
+	pr_info("# %s: mode %s, %u pair(s), %u SENDs, poll_ctx %s\n", sc->name,
+		rt_mode_names[sc->mode], sc->nr_pairs, sends,
 		poll_ctx ?: "(ib_ocq_alloc)");
 	if (rt_poll_ctx == IB_POLL_DIRECT && sc->mode == IB_OCQ_PARALLEL) {
 		rt_direct_refuses(dev, k, sc);
