@@ -31,9 +31,10 @@
  *	and a stale interrupt after a poll that emptied the CQ.
  * fake_concurrent: weak; every event runs the handler on the producer's CPU
  *	and, at the same moment, on another CPU.
- * fake_lossy: weak, but one event in %FAKE_LOSS is dropped.  Passes with the
- *	watchdog on and reports its rescues; without it, it must stall (the
- *	loss is real), and a late event must then deliver everything.
+ * fake_lossy: weak, but an early event (%FAKE_LOSS_FIRST), then one in
+ *	%FAKE_LOSS, is dropped.  Passes with the watchdog on and reports its
+ *	rescues; without it, it must stall (the loss is real), and a late
+ *	event must then deliver everything.
  * fake_perpetual: REPORT_MISSED always returns 1 and never arms the CQ (the
  *	harsher choice: an engine that ever took 1 for "armed" would stall): no
  *	event ever comes; the engine must keep polling without livelock.
@@ -189,8 +190,13 @@ MODULE_PARM_DESC(poll_ctx, "fake_weak: workqueue, unbound, softirq or direct");
 #define FAKE_STALE 4
 /* One push in this many to an unarmed CQ lands late, see fake_cq_push(). */
 #define FAKE_LATE 8
-/* fake_lossy: one event in this many is dropped. */
+/*
+ * fake_lossy: event number FAKE_LOSS_FIRST of a CQ is dropped, then one in
+ * FAKE_LOSS: every stream of a few events loses one (flow and parallel
+ * mode arm rarely: a stream may raise a few dozen events only).
+ */
 #define FAKE_LOSS 64
+#define FAKE_LOSS_FIRST 8
 /* fake_lossy: the safety net's period, and the stall bound without it. */
 #define FAKE_WATCHDOG_MS 10
 #define FAKE_LOSSY_STALL_MS 500
@@ -320,6 +326,7 @@ struct fake_dev {
  * @positive: req_notify_cq calls that returned 1 (L)
  * @arm_events: events raised by req_notify_cq itself (L)
  * @dropped: events fake_lossy dropped (L)
+ * @due: events that were due, fake_lossy (L)
  * @overruns: pushes that found the ring full (L)
  * @errors: poll_cq and req_notify_cq calls that failed, fake_provider_error (L)
  * @hard: deferred event timer, hard irq
@@ -358,6 +365,7 @@ struct fake_cq {
 	u64 positive;
 	u64 arm_events;
 	u64 dropped;
+	u64 due;
 	u64 overruns;
 	u64 errors;
 	struct hrtimer hard;
@@ -654,7 +662,8 @@ static void fake_defer(struct fake_cq *fcq, struct hrtimer *t,
 static bool fake_event(struct fake_cq *fcq, bool direct)
 {
 	lockdep_assert_held(&fcq->lock);
-	if ((fcq->sem & FAKE_LOSSY) && !(fake_rand(&fcq->rnd) % FAKE_LOSS)) {
+	if ((fcq->sem & FAKE_LOSSY) && (++fcq->due == FAKE_LOSS_FIRST ||
+					!(fake_rand(&fcq->rnd) % FAKE_LOSS))) {
 		fcq->dropped++;
 		return false;
 	}
