@@ -124,6 +124,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "ocq_test_compat.h"
+#include "ocq_test_ctx.h"
 
 static char *scenario = "fake_weak";
 module_param(scenario, charp, 0444);
@@ -1045,20 +1046,7 @@ static bool fake_is_poller(struct fake_run *r)
 /* poll_ctx=: done() runs where the poll context promises. */
 static bool fake_in_promised_ctx(struct fake_run *r)
 {
-	bool worker = in_task() && (current->flags & PF_WQ_WORKER);
-
-	switch (r->poll_ctx) {
-	case IB_POLL_SOFTIRQ:
-		return in_serving_softirq();
-	case IB_POLL_WORKQUEUE:
-		return worker;
-	case IB_POLL_UNBOUND_WORKQUEUE:
-		return worker &&
-		       (current->nr_cpus_allowed > 1 || num_online_cpus() == 1);
-	case IB_POLL_DIRECT:
-		return in_task() && fake_is_poller(r);
-	}
-	return false;
+	return ocq_test_in_ctx(r->poll_ctx, fake_is_poller(r));
 }
 
 /* What done() checks and does, for an OCQ's done() or a helper's consumer. */
@@ -3946,12 +3934,6 @@ static int fake_check_params(void)
 /* poll_ctx=, for fake_weak only; -EINVAL for anything else. */
 static int fake_parse_poll_ctx(const struct fake_scenario *sc)
 {
-	static const char *const names[] = {
-		[IB_POLL_SOFTIRQ] = "softirq",
-		[IB_POLL_WORKQUEUE] = "workqueue",
-		[IB_POLL_UNBOUND_WORKQUEUE] = "unbound",
-		[IB_POLL_DIRECT] = "direct",
-	};
 	int i;
 
 	if (!poll_ctx)
@@ -3960,13 +3942,13 @@ static int fake_parse_poll_ctx(const struct fake_scenario *sc)
 		pr_err("poll_ctx= is for fake_weak\n");
 		return -EINVAL;
 	}
-	i = match_string(names, ARRAY_SIZE(names), poll_ctx);
+	i = ocq_test_poll_ctx(poll_ctx);
 	if (i < 0) {
 		pr_err("unknown poll_ctx '%s'\n", poll_ctx);
 		return -EINVAL;
 	}
 	fake_poll_ctx = i;
-	pr_info("# poll_ctx=%s\n", names[i]);
+	pr_info("# poll_ctx=%s\n", poll_ctx);
 	return 0;
 }
 

@@ -78,6 +78,7 @@
 #include <rdma/ib_verbs.h>
 
 #include "ocq_test_compat.h"
+#include "ocq_test_ctx.h"
 
 static char *test = "strict";
 module_param(test, charp, 0444);
@@ -400,26 +401,12 @@ static bool rt_is_poller(struct rt_ctx *ctx)
 /* Where done() must run for the OCQ's poll context. */
 static bool rt_in_promised_ctx(struct rt_ctx *ctx)
 {
-	bool worker = in_task() && (current->flags & PF_WQ_WORKER);
+	bool drainer = current == READ_ONCE(ctx->drainer);
 
-	switch (ctx->poll_ctx) {
-	case IB_POLL_SOFTIRQ:
-		return in_serving_softirq();
-	case IB_POLL_WORKQUEUE:
-		return worker;
-	case IB_POLL_UNBOUND_WORKQUEUE:
-		return worker &&
-		       (current->nr_cpus_allowed > 1 || num_online_cpus() == 1);
-	case IB_POLL_DIRECT:
-		if (!in_task())
-			return false;
-		if (current == READ_ONCE(ctx->drainer)) {
-			atomic_inc(&ctx->drain_dispatched);
-			return true;
-		}
-		return rt_is_poller(ctx);
-	}
-	return false;
+	/* direct: the drain's polls dispatch too, uncounted by the OCQ */
+	if (ctx->poll_ctx == IB_POLL_DIRECT && drainer)
+		atomic_inc(&ctx->drain_dispatched);
+	return ocq_test_in_ctx(ctx->poll_ctx, drainer || rt_is_poller(ctx));
 }
 
 static void rt_done_enter(struct rt_queue *q)
@@ -1714,12 +1701,6 @@ static int rt_find_test(void)
 /* poll_ctx= for the tests whose OCQ streams; -EINVAL for anything else. */
 static int rt_parse_poll_ctx(int idx)
 {
-	static const char *const names[] = {
-		[IB_POLL_SOFTIRQ] = "softirq",
-		[IB_POLL_WORKQUEUE] = "workqueue",
-		[IB_POLL_UNBOUND_WORKQUEUE] = "unbound",
-		[IB_POLL_DIRECT] = "direct",
-	};
 	int i;
 
 	if (!poll_ctx)
@@ -1729,7 +1710,7 @@ static int rt_parse_poll_ctx(int idx)
 		pr_err("poll_ctx= is for strict, flow, parallel, drain, flush\n");
 		return -EINVAL;
 	}
-	i = match_string(names, ARRAY_SIZE(names), poll_ctx);
+	i = ocq_test_poll_ctx(poll_ctx);
 	if (i < 0) {
 		pr_err("unknown poll_ctx '%s'\n", poll_ctx);
 		return -EINVAL;

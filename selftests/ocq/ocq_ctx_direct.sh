@@ -11,18 +11,5 @@
 # completion once, in order per domain, no overlapping done() where the mode forbids
 # it, done() always in the promised context, the OCQ's count equal to what done() saw.
 . /selftests/ocq/rxe_lib.sh
-. /selftests/ocq/fake_lib.sh
 
-[ -e /sys/class/infiniband/rxe0 ] || ksft_fail "no rxe0"
-loaded=
-if ! grep -q '^ib_ocq ' /proc/modules; then
-	insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
-	loaded=1
-fi
-fail=0
-fake_run fake_weak poll_ctx=direct completions=100000 || fail=1
-insmod_test ocq_test_rxe.ko test=strict poll_ctx=direct count=50000 || fail=1
-(RXE_OCQ_ARGS="poll_ctx=direct" rxe_ocq_tests flow parallel) || fail=1
-[ -n "$loaded" ] && { rmmod ib_ocq || fail=1; }
-[ $fail = 0 ] || exit $KSFT_FAIL
-exit $KSFT_PASS
+ocq_ctx_tests direct

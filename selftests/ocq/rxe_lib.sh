@@ -8,6 +8,7 @@
 #                           guest always has rxe0: a missing one is a failure)
 #                           RXE_OCQ_ARGS: more module parameters, e.g.
 #                           "poll_ctx=direct count=50000"
+#   ocq_ctx_tests CTX       the ocq_ctx_* tests of poll context CTX, then exit
 #
 # Loads ib_ocq.ko first unless it is loaded (and unloads it after), logs rxe0's
 # non-zero counters (RNR NAKs, retries, ...) and fails when an ordered CQ the tests
@@ -44,4 +45,24 @@ rxe_ocq_tests() {
 	[ $fail = 1 ] && exit $KSFT_FAIL
 	[ $pass = 1 ] && exit $KSFT_PASS
 	ksft_fail "every subtest skipped: is rxe0 missing?"
+}
+
+# ocq_ctx_tests CTX: the ocq_ctx_* tests, poll context CTX (workqueue, unbound,
+# softirq, direct): fake_weak with 10^5 completions per mode, then rxe0's strict with
+# 5*10^4 SENDs, flow and parallel; exits 0 if all passed.
+ocq_ctx_tests() {
+	local ctx=$1 loaded= fail=0
+
+	. /selftests/ocq/fake_lib.sh
+	[ -e /sys/class/infiniband/rxe0 ] || ksft_fail "no rxe0"
+	if ! grep -q '^ib_ocq ' /proc/modules; then
+		insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
+		loaded=1
+	fi
+	fake_run fake_weak poll_ctx="$ctx" completions=100000 || fail=1
+	insmod_test ocq_test_rxe.ko test=strict poll_ctx="$ctx" count=50000 || fail=1
+	(RXE_OCQ_ARGS="poll_ctx=$ctx" rxe_ocq_tests flow parallel) || fail=1
+	[ -n "$loaded" ] && { rmmod ib_ocq || fail=1; }
+	[ $fail = 0 ] || exit $KSFT_FAIL
+	exit $KSFT_PASS
 }
