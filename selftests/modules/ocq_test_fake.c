@@ -251,6 +251,13 @@ MODULE_PARM_DESC(poll_ctx, "fake_weak: workqueue, unbound, softirq or direct");
 
 /* fake_dim: the profiles of ocq's DIM, as Documentation/api.rst gives them */
 #define FAKE_DIM_PROFILES 9
+/*
+ * fake_dim: paced rounds of 1, 2, 4 ... 64 completions, each size for two
+ * of DIM's samples (DIM_NEVENTS events each) at least.
+ */
+#define FAKE_DIM_PHASE 128
+#define FAKE_DIM_PHASES 7
+#define FAKE_DIM_TAIL (FAKE_DIM_PHASE * ((1U << FAKE_DIM_PHASES) - 1))
 
 /* fake_resume_race: how long req_notify_cq takes after the arm took effect */
 #define FAKE_SLOW_ARM_US 50
@@ -483,6 +490,7 @@ struct fake_flow {
  * @alloc_ret: what the last ib_ocq_alloc() returned, 0 or -errno
  * @poll_ctx: the OCQ's poll context (I)
  * @pollers: poll_ctx=direct: the kthreads that poll the CQ
+ * @dim_tail: fake_dim: completions flow 0 leaves to fake_dim_drive()
  */
 struct fake_run {
 	char name[32];
@@ -510,6 +518,7 @@ struct fake_run {
 	bool inject;
 	bool abrupt;
 	bool quiet;
+	u32 dim_tail;
 	u64 undelivered;
 	unsigned long max_gap;
 	struct task_struct *pauser;
@@ -1589,6 +1598,7 @@ static void fake_check_stats(struct fake_run *r, const struct ib_ocq_stats *s)
  * @credits: the producers' credits in all; 0 for the CQ entries
  * @done_us: every done() takes this long
  * @check: its own checks of a run that delivered everything, or NULL
+ * @drive: more traffic after everything was delivered, before @check
  * @run: runs it in one mode, reporting KTAP subtests
  * @run_all: instead of @run: runs it once for all modes
  */
@@ -1601,6 +1611,7 @@ struct fake_scenario {
 	unsigned int credits;
 	unsigned int done_us;
 	void (*check)(struct fake_run *r, const struct ib_ocq_stats *s);
+	void (*drive)(struct fake_run *r);
 	int (*run)(struct fake_run *r, struct fake_dev *fdev,
 		   struct fake_ktap *k);
 	int (*run_all)(const struct fake_scenario *sc, struct fake_dev *fdev,
@@ -1750,6 +1761,59 @@ static void fake_direct_stats(struct fake_run *r, bool ok)
 	fake_check(r, !r->fcq->arms && !s.events, "never armed, no event");
 }
 
+/* modify_cq calls so far */
+static u64 fake_moderations(struct fake_cq *fcq)
+{
+	unsigned long flags;
+	u64 n;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	n = fcq->moderations;
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	return n;
+}
+
+/* Push @n completions on flow 0 and wait until they are delivered. */
+static bool fake_dim_round(struct fake_run *r, u32 n)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(stall_ms);
+
+	fake_push_batch(&r->flows[0], n);
+	while (atomic_long_read(&r->delivered) != fake_pushed(r)) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(20, 50);
+	}
+	return true;
+}
+
+/*
+ * fake_dim, after the stream: whether a free-running stream moves DIM off
+ * its first profile is up to timing.  Paced rounds whose size doubles every
+ * %FAKE_DIM_PHASE rounds raise the completions per ms and per event from
+ * one DIM sample to the next, which DIM answers with a step to the right:
+ * a modify_cq call, if the samples reach it.
+ */
+static void fake_dim_drive(struct fake_run *r)
+{
+	struct fake_flow *f = &r->flows[0];
+	u32 left = r->dim_tail;
+	unsigned int i;
+	u32 n;
+
+	for (i = 0; i < FAKE_DIM_PHASES * FAKE_DIM_PHASE && left; i++) {
+		if (fake_moderations(r->fcq))
+			break;
+		n = min3(1U << (i / FAKE_DIM_PHASE), f->credits, left);
+		left -= n;
+		if (!fake_check(r, fake_dim_round(r, n),
+				"a paced DIM round delivered"))
+			return;
+		usleep_range(200, 300);
+	}
+	pr_info("# %s: dim: %u paced rounds after the stream\n", r->name, i);
+}
+
 static void fake_stream_body(struct fake_run *r, bool expect_stall,
 			     bool *stalled)
 {
@@ -1787,6 +1851,8 @@ static void fake_stream_body(struct fake_run *r, bool expect_stall,
 	if (ok && !(r->fcq->sem & FAKE_PERPETUAL))
 		fake_check(r, fake_wait_armed(r->fcq, stall_ms),
 			   "ends empty and armed");
+	if (ok && r->sc->drive)
+		r->sc->drive(r);
 	/* stop what raises events, then the engine, and compare counts */
 	fake_cq_quiesce(r->fcq);
 	ib_ocq_pause(r->ocq);
@@ -1910,6 +1976,20 @@ static int fake_run_stream(struct fake_run *r, struct fake_dev *fdev,
 	ret = fake_stream_once(r, fdev, false, &stalled);
 	fake_result(k, !ret && !atomic_read(&r->failures), r->name, NULL);
 	return ret;
+}
+
+/*
+ * fake_dim: flow 0's producer leaves out what fake_dim_drive() may push, so
+ * that every CQ position stays below the run's total.
+ */
+static int fake_run_dim(struct fake_run *r, struct fake_dev *fdev,
+			struct fake_ktap *k)
+{
+	struct fake_flow *f = &r->flows[0];
+
+	r->dim_tail = min_t(u32, FAKE_DIM_TAIL, f->quota / 2);
+	f->quota -= r->dim_tail;
+	return fake_run_stream(r, fdev, k);
 }
 
 /*
@@ -3729,7 +3809,8 @@ static const struct fake_scenario fake_scenarios[] = {
 		.name = "fake_dim",
 		.sem = FAKE_DIM,
 		.check = fake_check_dim,
-		.run = fake_run_stream,
+		.drive = fake_dim_drive,
+		.run = fake_run_dim,
 	},
 	{
 		.name = "fake_strong",
