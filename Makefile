@@ -267,7 +267,7 @@ help:
 	@echo 'all           build every module (default; W=1, must be warning-free) for KERNEL=, or against KDIR='
 	@echo 'kernel        fetch and unpack the Debian kernel KERNEL= into .cache/kernels/ (no build)'
 	@echo 'check         build, boot KERNEL= in QEMU and run the selftests (TESTS=, SMP=); logs in build/check/<kver>/'
-	@echo 'check-runner  test the test runner itself (a deliberately failing test must be reported)'
+	@echo 'check-runner  test the test runner itself: a failing, timed-out, hung, panicking and warning test'
 	@echo 'sim           model-check the engine: schedules up to preemption bound 3, at most BUDGET=6500'
 	@echo '              per case (deterministic); each case says if it was exhaustive or budget-limited'
 	@echo 'sim-deep      the same at bound 5 with a budget of 200000 schedules per case (hours)'

@@ -330,6 +330,7 @@ struct fake_dev {
  * @rnd: random state of the CQ's choices (L)
  * @pushed: completions pushed, the next CQ position (L)
  * @polls: poll_cq calls (L)
+ * @armed_polls: of those, on an armed CQ: after an arm, before its event (L)
  * @arms: req_notify_cq calls (L)
  * @positive: req_notify_cq calls that returned 1 (L)
  * @arm_events: events raised by req_notify_cq itself (L)
@@ -369,6 +370,7 @@ struct fake_cq {
 	u32 rnd;
 	u64 pushed;
 	u64 polls;
+	u64 armed_polls;
 	u64 arms;
 	u64 positive;
 	u64 arm_events;
@@ -835,6 +837,8 @@ static int fake_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 
 	spin_lock_irqsave(&fcq->lock, flags);
 	fcq->polls++;
+	if (fcq->armed)
+		fcq->armed_polls++;
 	if (fake_fails(fcq)) {
 		spin_unlock_irqrestore(&fcq->lock, flags);
 		return -EIO;
@@ -3728,8 +3732,13 @@ static void fake_check_dim(struct fake_run *r, const struct ib_ocq_stats *s)
 
 static void fake_check_strong(struct fake_run *r, const struct ib_ocq_stats *s)
 {
+	pr_info("# %s: %llu polls of an armed CQ\n", r->name,
+		r->fcq->armed_polls);
 	fake_check(r, !s->repolls && !r->fcq->positive,
 		   "IB_ARM_STRONG never re-polls");
+	/* nothing but an event starts a run here: no pauses, no watchdog */
+	fake_check(r, !r->fcq->armed_polls,
+		   "IB_ARM_STRONG never polls a CQ it armed");
 	fake_check(r, r->fcq->arm_events > 0,
 		   "arming a non-empty CQ fired at least once");
 }

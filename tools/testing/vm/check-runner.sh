@@ -1,25 +1,50 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# check-runner.sh - test the test runner: a test that fails on purpose
-# (selftests/runner/runner_must_fail.sh) must be reported as exactly one failure,
-# with a non-zero exit status.
+# check-runner.sh - test the test runner with the tests of selftests/runner/, each of
+# which ends in one way on purpose. The runner must report each as the verdict below,
+# for the reason below, and end with the right count and a non-zero exit status:
+#
+#   runner_must_fail      exits 1                        FAIL, "exit code 1"
+#   runner_must_hang      stops the guest's processes    FAIL, "hung" (the host's timeout)
+#   runner_must_panic     panics the guest               FAIL, the panic line
+#   runner_must_splat     exits 0, a WARNING in the log  FAIL, the WARNING line
+#   runner_must_time_out  sleeps past its timeout        FAIL, "timeout after 5s (guest)"
+#   runner_then_pass      exits 0, after two dead boots  ok
 #
 # Usage: tools/testing/vm/check-runner.sh [METAPACKAGE]
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
-want="0 passed, 1 failed, 0 skipped"
+want="1 passed, 5 failed, 0 skipped"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
-TESTS=runner_must_fail "$TOP"/tools/testing/vm/check.sh "$@" 2>&1 | tee "$out"
+# a short host-side margin: the hung test is given up 10 s after its timeout
+TESTS=runner_ TEST_MARGIN=10 "$TOP"/tools/testing/vm/check.sh "$@" 2>&1 | tee "$out"
 rc=${PIPESTATUS[0]}
 last=$(tail -n 1 "$out")
-# The failure must be the test's own, not a set-up error that also ends the same way.
-if [ "$last" = "$want" ] && [ "$rc" -ne 0 ] && grep -q '^FAIL  runner_must_fail' "$out"; then
-	echo "check-runner: PASS (a failing test is reported as '$want', exit status $rc)"
+bad=()
+verdict() {	# NAME VERDICT REASON-PATTERN
+	local line
+
+	line=$(grep -E "^(ok|FAIL|skip) +$1( |\$)" "$out" | tail -n 1)
+	case $line in
+	"$2 "*) echo "$line" | grep -Eq -- "$3" && return ;;
+	esac
+	bad+=("$1: '${line:-no verdict}', want $2 for /$3/")
+}
+verdict runner_must_fail FAIL 'exit code 1'
+verdict runner_must_hang FAIL 'hung'
+verdict runner_must_panic FAIL 'kernel: .*Kernel panic'
+verdict runner_must_splat FAIL 'kernel: .*WARNING: .* on purpose'
+verdict runner_must_time_out FAIL 'timeout after 5s \(guest\)'
+verdict runner_then_pass ok ''
+[ "$last" = "$want" ] || bad+=("last line '$last', want '$want'")
+[ "$rc" -ne 0 ] || bad+=("exit status 0, want non-zero")
+if [ ${#bad[@]} -eq 0 ]; then
+	echo "check-runner: PASS (each test got its verdict and reason; '$want', exit status $rc)"
 	exit 0
 fi
-echo "check-runner: FAIL (last line '$last', want '$want' from runner_must_fail; exit status $rc, want non-zero)"
+printf 'check-runner: FAIL: %s\n' "${bad[@]}"
 exit 1
