@@ -41,7 +41,7 @@ VM := tools/testing/vm
 SHELL := /bin/bash
 
 .PHONY: all kernel check check-runner demo lint clean help sim sim-deep mutants guest-mutants host-tests soak \
-	install uninstall install-files uninstall-files dkms-check htmldocs bench native-bench ulps
+	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
 
@@ -108,6 +108,12 @@ uninstall:
 dkms-check:
 	@tools/testing/dkms.sh '$(KERNEL)'
 
+# installs the packages (make deb) and KERNEL='s headers into this system, checks
+# that DKMS built the modules, and purges everything again: for CI and throwaway
+# machines
+deb-check:
+	@tools/testing/deb-check.sh '$(KERNEL)'
+
 # NFS/RDMA (rpcrdma) and NVMe-oF (nvme-rdma, nvmet-rdma) from KERNEL='s Debian source
 # package, built stock and converted to ocq by scripts/coccinelle/api/ib_ocq_dropin.cocci
 # (prints the conversion's diff); modules in build/<kver>/ulps/{stock,ocq}/.
@@ -119,7 +125,7 @@ else # KDIR given: a standard Kbuild build against that tree
 all:
 	$(MAKE) -C '$(KDIR)' M='$(CURDIR)' W='$(W)' modules
 
-kernel check check-runner demo bench soak dkms-check:
+kernel check check-runner demo bench soak dkms-check deb-check:
 	@echo "make $@: not possible with KDIR= (it boots a Debian kernel in a VM);" \
 		"run without KDIR, e.g. make $@ KERNEL=linux-image-amd64" >&2; exit 2
 
@@ -208,6 +214,10 @@ uninstall-files:
 
 # The documentation, with Sphinx and the kernel's kernel-doc extension (from
 # linux-source-6.1, as tools/lint/ fetches it); a warning of Sphinx or kernel-doc fails.
+# Debian packages: ocq-dkms and ocq-tools in build/deb/ (scripts/package/)
+deb:
+	@scripts/package/mkdeb.sh
+
 htmldocs:
 	@source tools/lint/lib.sh && ensure_tools perl && \
 		{ command -v sphinx-build >/dev/null || apt_install python3-sphinx; } && \
@@ -291,6 +301,9 @@ help:
 	@echo '              Module.symvers and ocq-demo under PREFIX=$(PREFIX); DESTDIR=, INSTALL_MOD_PATH='
 	@echo 'uninstall     remove what make install installed'
 	@echo 'dkms-check    dkms add, build and remove the ocq package for KERNEL= (Debian dkms; CI)'
+	@echo 'deb           the Debian packages ocq-dkms and ocq-tools, in build/deb/'
+	@echo 'deb-check     install them and KERNEL='"'"'s headers on this system, check DKMS built the'
+	@echo '              modules, purge it all again (changes the system: CI, throwaway machines)'
 	@echo 'ulps          rpcrdma, nvme-rdma and nvmet-rdma from KERNEL='"'"'s linux-source, stock and'
 	@echo '              converted to ocq by the semantic patch (prints its diff); build/<kver>/ulps/'
 	@echo 'htmldocs      render Documentation/ with Sphinx and kernel-doc into build/htmldocs/'

@@ -14,7 +14,8 @@
 
 namespace ocq_demo {
 
-inline constexpr const char *kVersion = "1.0";
+// the VERSION file's (make deb-check compares them)
+inline constexpr const char *kVersion = "0.1.0";
 inline constexpr const char *kDefaultControl = "/sys/kernel/debug/ocq_demo/control";
 
 // Exit codes (documented in --help).

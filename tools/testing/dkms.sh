@@ -20,8 +20,8 @@ set -euo pipefail
 
 META=${1:-linux-image-amd64}
 TOP=$(cd "$(dirname "$0")/../.." && pwd)
-# What a DKMS source tree of ocq holds (Documentation/install.rst copies the same).
-PKG_FILES=(dkms.conf VERSION Makefile Kbuild drivers include selftests/modules)
+# What a DKMS source tree of ocq holds (the ocq-dkms package installs the same).
+mapfile -t PKG_FILES < <(grep -v '^#' "$TOP/scripts/package/dkms-files")
 MODULES=(ib_ocq ocq_demo)
 
 log() { echo "dkms-check: $*" >&2; }
