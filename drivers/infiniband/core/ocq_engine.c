@@ -43,15 +43,6 @@
 #include <trace/events/ib_ocq.h>
 
 /*
- * The model checker (tools/testing/ocq) builds this file with known bugs of
- * the seed loops switched back on, to prove that it finds each of them.  In
- * the kernel every switch is constant false and compiles away.
- */
-#ifndef ocq_seeded_bug
-#define ocq_seeded_bug(name) false
-#endif
-
-/*
  * What a step of the CQ run came to.  ocq_poll() returns the first five,
  * the deliver steps OCQ_MORE or OCQ_WAIT, a pass one of the last five.
  */
@@ -75,19 +66,12 @@ struct ocq_pn_count {
 static int ocq_arm(struct ib_cq *cq, enum ib_arm_policy policy,
 		   struct ocq_pn_count *cnt)
 {
-	int ret;
+	enum ib_cq_notify_flags flags = IB_CQ_NEXT_COMP;
 
 	cnt->arms++;
-	/* poll_then_arm: drain, arm plainly, never look again */
-	if (policy == IB_ARM_REPORT_MISSED && !ocq_seeded_bug(poll_then_arm))
-		ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
-						   IB_CQ_REPORT_MISSED_EVENTS);
-	else
-		ret = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP);
-	/* positive_is_armed: take "missed events" for "armed" */
-	if (ret > 0 && ocq_seeded_bug(positive_is_armed))
-		ret = 0;
-	return ret;
+	if (policy == IB_ARM_REPORT_MISSED)
+		flags |= IB_CQ_REPORT_MISSED_EVENTS;
+	return ib_req_notify_cq(cq, flags);
 }
 
 /*
@@ -975,11 +959,7 @@ void ocq_engine_event(struct ocq_engine *e)
 	rcu_read_lock();
 	atomic_long_inc(&e->events);
 	trace_ocq_event(e->cq);
-	/* unserialized: seed 004's loop, straight from the handler */
-	if (ocq_seeded_bug(unserialized))
-		ocq_cq_run(e);
-	else
-		ocq_kick(e, OCQ_UNIT_CQ);
+	ocq_kick(e, OCQ_UNIT_CQ);
 	rcu_read_unlock();
 }
 
@@ -1097,9 +1077,6 @@ void ocq_engine_disable(struct ocq_engine *e)
 {
 	unsigned int i;
 
-	/* teardown_no_disable: free with the handlers still live */
-	if (ocq_seeded_bug(teardown_no_disable))
-		return;
 	for (i = 0; i < e->nr_units; i++)
 		atomic_or(OCQ_DEAD, &e->units[i].gate);
 	/* waits for the read-side sections of ocq_engine_event() */

@@ -84,26 +84,7 @@ done <"$spec"
 apply_edit() {
 	local file=$1 d=$2
 	FIND=$(cat "$d/find") TO=$(cat "$d/to" 2>/dev/null) KIND=$(cat "$d/kind") \
-	NTH=$(cat "$d/nth") awk '
-	function trim(s) { sub(/^[ \t]+/, "", s); sub(/[ \t]+$/, "", s); return s }
-	BEGIN { f = ENVIRON["FIND"]; t = ENVIRON["TO"]; k = ENVIRON["KIND"];
-		nth = ENVIRON["NTH"] + 0; n = 0; done = 0 }
-	{
-		hit = k == "line" ? trim($0) == f : index($0, f) > 0
-		if (hit) n++
-		if (hit && (!nth || n == nth)) {
-			done++
-			if (k == "line") {
-				match($0, /^[ \t]*/)
-				if (t != "") print substr($0, 1, RLENGTH) t
-				next
-			}
-			i = index($0, f)
-			$0 = substr($0, 1, i - 1) t substr($0, i + length(f))
-		}
-		print
-	}
-	END { print done > "/dev/stderr" }' "$file" >"$file.new" 2>"$file.count" &&
+	NTH=$(cat "$d/nth") awk -f "$here/edit.awk" "$file" >"$file.new" 2>"$file.count" &&
 		mv "$file.new" "$file"
 	cat "$file.count"
 	rm -f "$file.count"

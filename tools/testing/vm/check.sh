@@ -91,6 +91,31 @@ done
 [ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
 say "$KVER: ${#names[@]} test(s): ${names[*]}"
 
+# ---- how long the guest part takes, by the times of the last runs ----
+# build/check/times-<KVER>: "NAME SECONDS" of every test that got a time, kept over runs.
+TIMES=$TOP/build/check/times-$KVER
+declare -A LAST
+if [ -f "$TIMES" ]; then
+	while read -r n t; do LAST[$n]=$t; done < "$TIMES"
+fi
+est=0 unknown=0
+for n in "${names[@]}"; do
+	if [ -n "${LAST[$n]:-}" ]; then
+		est=$(awk -v a="$est" -v b="${LAST[$n]}" 'BEGIN { print a + b }')
+	else
+		unknown=$((unknown + 1))
+	fi
+done
+if [ "$unknown" -lt "${#names[@]}" ]; then
+	msg="by the last runs' times, the tests take $(awk -v s="$est" 'BEGIN {
+		if (s < 120) printf "%.0f s", s; else printf "%.0f min", s / 60 }') in the guest"
+	msg+=", boots not counted"
+	[ "$unknown" -gt 0 ] && msg+="; $unknown of them have no time yet"
+	say "$msg"
+else
+	say "no earlier run of these tests here: no estimate"
+fi
+
 # ---- the kernel's own ULPs, for the selftests/ulp/ tests ----
 # Built (tools/testing/ulps/build.sh, about a minute per kernel) only when such a test
 # is selected; the initramfs carries them at /ko/ulps/ and says in /ko/ulps/status
@@ -160,6 +185,7 @@ parse_line() {
 	"# START "*)
 		close_segment
 		p_cur=${l#\# START } p_start=$(date +%s) p_tap=fail p_reason="no result"
+		say "[$((npass + nfail + nskip + 1))/${#names[@]}] $p_cur${LAST[$p_cur]:+ (${LAST[$p_cur]}s last time)}"
 		return ;;
 	esac
 	case $l in
@@ -313,6 +339,8 @@ for i in "${todo[@]}"; do finish_test "${names[$i]}" fail "not run" ""; done
 		esac
 	done
 } > "$LOGDIR/results.tap"
+for n in "${!TIME[@]}"; do [ -n "${TIME[$n]}" ] && LAST[$n]=${TIME[$n]}; done
+for n in "${!LAST[@]}"; do echo "$n ${LAST[$n]}"; done | LC_ALL=C sort > "$TIMES"
 say "$KVER ($ACCEL) done in $(($(date +%s) - t_start))s; logs: ${LOGDIR#$TOP/}/ (console-*.log, tests/<name>.log, results.tap)"
 [ $ever_init = 1 ] || say "no boot reached /init"
 echo "$npass passed, $nfail failed, $nskip skipped"

@@ -10,9 +10,9 @@
 #include <stddef.h>
 
 /*
- * The seeded bugs of the engine (ocq_seeded_bug()), switchable at run time
+ * The seeded bugs (../ocq/seeds.txt, ocq_seeded_bug()), switchable at run time
  * in the sanitizer builds: "make tsan-selftest" proves that a known
- * unserialised run is reported.  The bench build compiles them away.
+ * unserialised run is reported.  The bench build compiles the file as is.
  */
 enum ocq_native_bug_id {
 	OCQ_NATIVE_BUG_none,

@@ -12,7 +12,7 @@
 extern "C" {
 #endif
 
-/* the seeded bugs the engine can be built with (ocq_seeded_bug()) */
+/* the seeded bugs of seeds.txt (ocq_seeded_bug()) */
 enum ocq_sim_bug_id {
 	OCQ_SIM_BUG_none,
 	OCQ_SIM_BUG_poll_then_arm,
