@@ -92,6 +92,8 @@ MODULE_PARM_DESC(phase_timeout_s,
 #define SQT_DRAIN_HEADROOM 2
 /* teardown: stream this long before the drain. */
 #define SQT_TEARDOWN_MS 300
+/* teardown: drains that flushed nothing, tried again up to this many times */
+#define SQT_FLUSH_TRIES 3
 /* RNR NAK timer encoding: 1 = 0.01 ms, so a short receive gap costs little. */
 #define SQT_MIN_RNR_TIMER 1
 
@@ -976,31 +978,42 @@ static void sqt_test_shared_cq(struct ib_device *dev, struct sqt_ktap *k)
 
 /* ---- test: teardown ---- */
 
-/*
- * Stream for a while, then drain mid-stream.  With @reap_flushed the
- * flush completions retire the outstanding requests; without, the ULP
- * ignores them and ib_sq_acct_release_all() must release everything.
+/**
+ * struct sqt_teardown_res - what one drain in the middle of a stream showed
+ * @setup: the connection came up
+ * @mid_stream: the drain found requests outstanding, after more than @depth
+ * @flushed: flush completions
+ * @left: requests ib_sq_acct_release_all() released
+ * @released_once: every request was released exactly once
+ * @no_errors: no post, completion, reap or CQ error
  */
-static void sqt_teardown_phase(struct ib_device *dev, struct sqt_ktap *k,
-			       bool reap_flushed)
+struct sqt_teardown_res {
+	bool setup;
+	bool mid_stream;
+	u64 flushed;
+	u32 left;
+	bool released_once;
+	bool no_errors;
+};
+
+/* Stream for a while, then drain mid-stream, once. */
+static void sqt_teardown_once(struct ib_device *dev, bool reap_flushed,
+			      struct sqt_teardown_res *res)
 {
 	const char *pn = reap_flushed ? "flush" : "release_all";
 	struct ib_sq_acct_stats st;
 	struct sqt_conn *c;
 	struct sqt_run *run;
-	u32 outstanding, left;
-	int ret;
+	u32 outstanding;
 
+	memset(res, 0, sizeof(*res));
 	run = kzalloc(sizeof(*run), GFP_KERNEL);
-	if (!run) {
-		sqt_result(k, false, "%s_setup", pn);
+	if (!run)
 		return;
-	}
 	run->policy = IB_SQ_SIGNAL_DEFAULT;
 	run->reap_flushed = reap_flushed;
-	ret = sqt_run_create(run, dev, 2, false, 2 * depth + 16);
-	sqt_result(k, !ret, "%s_setup", pn);
-	if (ret)
+	res->setup = !sqt_run_create(run, dev, 2, false, 2 * depth + 16);
+	if (!res->setup)
 		goto out;
 	c = &run->conn[0];
 	sqt_run_start(run, U64_MAX);
@@ -1012,29 +1025,57 @@ static void sqt_teardown_phase(struct ib_device *dev, struct sqt_ktap *k,
 	spin_unlock_bh(&c->lock);
 	sqt_run_drain(run);
 	/* the drain has delivered every completion: both sides are quiescent */
-	left = ib_sq_acct_release_all(&c->acct);
+	res->left = ib_sq_acct_release_all(&c->acct);
 	ib_sq_acct_get_stats(&c->acct, &st);
+	res->flushed = c->nflush;
 	pr_info("# %s: %llu posted, %u outstanding at the drain, %llu flushed, %u released by release_all\n",
-		pn, st.posts, outstanding, c->nflush, left);
-	sqt_result(k, outstanding > 0 && st.posts > depth,
-		   "%s_stopped_mid_stream", pn);
-	/*
-	 * Sends in flight when the posting stopped may still complete before
-	 * the QP enters the error state; what follows the last reaped
-	 * completion is flushed.  Reaping flushes leaves nothing behind;
-	 * ignoring them leaves those requests to release_all.
-	 */
-	sqt_result(k, reap_flushed ? !left : left > 0, "%s_release_path", pn);
-	sqt_result(k, sqt_run_released_once(run), "%s_released_once", pn);
-	sqt_result(k,
-		   !atomic_read(&run->post_errors) &&
-			   !atomic_read(&run->wc_errors) &&
-			   !atomic_read(&run->reap_errors) &&
-			   !atomic_read(&run->cq_overruns),
-		   "%s_no_errors", pn);
+		pn, st.posts, outstanding, c->nflush, res->left);
+	res->mid_stream = outstanding > 0 && st.posts > depth;
+	res->released_once = sqt_run_released_once(run);
+	res->no_errors = !atomic_read(&run->post_errors) &&
+			 !atomic_read(&run->wc_errors) &&
+			 !atomic_read(&run->reap_errors) &&
+			 !atomic_read(&run->cq_overruns);
 out:
 	sqt_run_destroy(run);
 	kfree(run);
+}
+
+/*
+ * Stream for a while, then drain mid-stream.  With @reap_flushed the
+ * flush completions retire the outstanding requests; without, the ULP
+ * ignores them and ib_sq_acct_release_all() must release everything.
+ *
+ * Sends in flight when the posting stopped may still complete before the
+ * QP enters the error state; what follows the last reaped completion is
+ * flushed.  Reaping flushes leaves nothing behind; ignoring them leaves
+ * those requests to release_all.  A drain that came after every send had
+ * completed flushes nothing and tests neither path (the unsignaled sends
+ * after the last signaled one are then release_all's either way): it is
+ * tried again, SQT_FLUSH_TRIES times at most.
+ */
+static void sqt_teardown_phase(struct ib_device *dev, struct sqt_ktap *k,
+			       bool reap_flushed)
+{
+	const char *pn = reap_flushed ? "flush" : "release_all";
+	struct sqt_teardown_res res;
+	unsigned int i;
+
+	for (i = 0; i < SQT_FLUSH_TRIES; i++) {
+		sqt_teardown_once(dev, reap_flushed, &res);
+		if (!res.setup || res.flushed)
+			break;
+		pr_info("# %s: every send completed before the drain, none was flushed (try %u)\n",
+			pn, i + 1);
+	}
+	sqt_result(k, res.setup, "%s_setup", pn);
+	if (!res.setup)
+		return;
+	sqt_result(k, res.mid_stream, "%s_stopped_mid_stream", pn);
+	sqt_result(k, res.flushed && (reap_flushed ? !res.left : res.left > 0),
+		   "%s_release_path", pn);
+	sqt_result(k, res.released_once, "%s_released_once", pn);
+	sqt_result(k, res.no_errors, "%s_no_errors", pn);
 }
 
 static void sqt_test_teardown(struct ib_device *dev, struct sqt_ktap *k)
