@@ -1777,18 +1777,24 @@ static u64 fake_moderations(struct fake_cq *fcq)
 	return n;
 }
 
-/* Push @n completions on flow 0 and wait until they are delivered. */
-static bool fake_dim_round(struct fake_run *r, u32 n)
+/* Wait up to @ms for everything pushed to be delivered. */
+static bool fake_wait_all(struct fake_run *r, unsigned int ms)
 {
-	unsigned long end = jiffies + msecs_to_jiffies(stall_ms);
+	unsigned long end = jiffies + msecs_to_jiffies(ms);
 
-	fake_push_batch(&r->flows[0], n);
 	while (atomic_long_read(&r->delivered) != fake_pushed(r)) {
 		if (time_after(jiffies, end))
 			return false;
-		usleep_range(20, 50);
+		usleep_range(100, 200);
 	}
 	return true;
+}
+
+/* Push @n completions on flow 0 and wait until they are delivered. */
+static bool fake_dim_round(struct fake_run *r, u32 n)
+{
+	fake_push_batch(&r->flows[0], n);
+	return fake_wait_all(r, stall_ms);
 }
 
 /*
@@ -3191,19 +3197,6 @@ static bool fake_wait_pushed(struct fake_run *r)
 			return false;
 		}
 		usleep_range(5, 10);
-	}
-	return true;
-}
-
-/* Wait up to @ms for everything pushed to be delivered. */
-static bool fake_wait_all(struct fake_run *r, unsigned int ms)
-{
-	unsigned long end = jiffies + msecs_to_jiffies(ms);
-
-	while (atomic_long_read(&r->delivered) != fake_pushed(r)) {
-		if (time_after(jiffies, end))
-			return false;
-		usleep_range(100, 200);
 	}
 	return true;
 }
