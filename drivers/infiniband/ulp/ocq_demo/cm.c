@@ -92,6 +92,9 @@ static int od_srv_accept(struct rdma_cm_id *id, struct od_sconn *s,
 	struct ib_qp_cap cap;
 	int ret;
 
+	ret = rdma_set_ack_timeout(id, OD_ACK_TIMEOUT);
+	if (ret)
+		return ret;
 	od_sconn_qp_caps(s, &cap);
 	ret = od_create_qp(id, &s->run->srv, &cap, s);
 	if (ret)
@@ -242,6 +245,9 @@ static int od_cli_connect(struct rdma_cm_id *id, struct od_cconn *c)
 
 	if (id->device != run->dev)
 		return -EXDEV; /* loopback: the server's device */
+	ret = rdma_set_ack_timeout(id, OD_ACK_TIMEOUT);
+	if (ret)
+		return ret;
 	od_cconn_qp_caps(c, &cap);
 	ret = od_create_qp(id, &run->cli, &cap, c);
 	if (ret)

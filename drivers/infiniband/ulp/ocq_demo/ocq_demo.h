@@ -47,6 +47,17 @@
  */
 #define OD_SETTLE_MS 500
 #define OD_PORT_WAIT_MS 15000
+/*
+ * The local ACK timeout of the demo's QPs, as rdma_set_ack_timeout() takes
+ * it: 4.096 us << 19, about 2 s, where rdma_cm's default for RoCE is about
+ * 0.5 s.  When rxe (6.1) retransmits, it runs again the local operations
+ * between its send queue's consumer and its requester: a REG_MR chained
+ * before a call whose ACK was only late then finds its MR still valid and
+ * fails ("rxe_reg_fast_mr: ... not free", IB_WC_LOC_QP_OP_ERR).  A guest
+ * with more vCPUs than host cores delays ACKs by half a second.  A dead
+ * link still fails the QP after retry_count timeouts, about 15 s.
+ */
+#define OD_ACK_TIMEOUT 19
 
 enum od_path {
 	OD_OCQ_STRICT,
