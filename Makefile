@@ -44,6 +44,8 @@ SHELL := /bin/bash
 	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
+# their builds run in parallel; a Makefile whose checks must not says .NOTPARALLEL
+NPROC := $(shell nproc 2>/dev/null || echo 1)
 
 ifeq ($(KDIR),)
 
@@ -234,7 +236,7 @@ htmldocs:
 # to a bound; tools/testing/ocq-native runs it on real threads under TSan and ASan; the
 # others are unit tests of headers and tools. No kernel needed.
 sim:
-	@$(MAKE) --no-print-directory -C tools/testing/ocq sim
+	@$(MAKE) --no-print-directory -j$(NPROC) -C tools/testing/ocq sim
 
 sim-deep:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq sim-deep
@@ -260,7 +262,7 @@ host-tests:
 	@$(VM)/host-deps.sh tools
 	@for d in $(HOST_TESTS); do \
 		[ -f $$d/Makefile ] || continue; \
-		echo "=== $$d"; $(MAKE) --no-print-directory -C $$d check || exit 1; done
+		echo "=== $$d"; $(MAKE) --no-print-directory -j$(NPROC) -C $$d check || exit 1; done
 	@$(MAKE) --no-print-directory sim
 
 # Not "make -C $(KDIR) M=... clean": it deletes every *.ko below M=, the kernel cache's too.

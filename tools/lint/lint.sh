@@ -239,15 +239,41 @@ fallback_cxx_flags()
 	return 0
 }
 
-# clang-tidy on the C++ tools' source files.  Headers are checked through
-# the sources that include them; only findings located in C++ files of the
-# tools (tools_cxx_files) count, so a C header that a C++ test includes is
-# not held to C++ advice.  A file listed in build/compile_commands.json (or
-# $LINT_BUILD_DIR/compile_commands.json) is checked with its real compile
-# command; any other file with fallback_cxx_flags.
+# clang-tidy on one C++ source file $1, with compile database $2 (or
+# none: empty); its findings in the C++ files of the tools (the rest of the
+# arguments) go to stdout, one per line.
+tidy_one()
+{
+	local f=$1 db=$2 raw rc=0 flags=()
+
+	shift 2
+	raw=$(mktemp)
+	if [[ -n "$db" ]] && grep -qF "\"$REPO/$f\"" "$db"; then
+		(cd "$REPO" && clang-tidy --quiet -p "${db%/*}" "$f") >"$raw" 2>&1 || rc=$?
+	else
+		mapfile -t flags < <(fallback_cxx_flags "$f")
+		(cd "$REPO" && clang-tidy --quiet "$f" -- "${flags[@]}") >"$raw" 2>&1 || rc=$?
+	fi
+	grep -E '^[^[:space:]]+:[0-9]+:[0-9]+: (warning|error):' "$raw" | relpaths |
+		grep -F -f <(printf '%s:\n' "$@") >"$raw.file" || true
+	if ((rc != 0)) && ! [[ -s "$raw.file" ]]; then
+		echo "$f: clang-tidy failed (exit $rc)" >>"$raw.file"
+		grep -E ': (error|fatal error):' "$raw" | sed 's/^/ /' >>"$raw.file" || true
+	fi
+	cat "$raw.file"
+	rm -f "$raw" "$raw.file"
+}
+
+# clang-tidy on the C++ tools' source files, as many at once as there are
+# CPUs.  Headers are checked through the sources that include them; only
+# findings located in C++ files of the tools (tools_cxx_files) count, so a C
+# header that a C++ test includes is not held to C++ advice.  A file listed
+# in build/compile_commands.json (or $LINT_BUILD_DIR/compile_commands.json)
+# is checked with its real compile command; any other file with
+# fallback_cxx_flags.  The findings are reported in the files' order.
 step_clang_tidy()
 {
-	local cxx=() files=() f db rc flags=()
+	local cxx=() files=() db i tmp max
 	local build="$REPO/${LINT_BUILD_DIR:-build}"
 
 	mapfile -t cxx < <(tools_cxx_files)
@@ -260,26 +286,19 @@ step_clang_tidy()
 	[[ -x "$REPO/tools/testing/vm/host-deps.sh" ]] && "$REPO/tools/testing/vm/host-deps.sh" tools
 	db="$build/compile_commands.json"
 	[[ -f "$db" ]] || db=""
-	for f in "${files[@]}"; do
-		rc=0
-		if [[ -n "$db" ]] && grep -qF "\"$REPO/$f\"" "$db"; then
-			(cd "$REPO" && clang-tidy --quiet -p "$build" "$f") \
-				>"$OUT.raw" 2>&1 || rc=$?
-		else
-			mapfile -t flags < <(fallback_cxx_flags "$f")
-			(cd "$REPO" && clang-tidy --quiet "$f" -- "${flags[@]}") \
-				>"$OUT.raw" 2>&1 || rc=$?
-		fi
-		grep -E '^[^[:space:]]+:[0-9]+:[0-9]+: (warning|error):' \
-			"$OUT.raw" | relpaths |
-			grep -F -f <(printf '%s:\n' "${cxx[@]}") >"$OUT.file" || true
-		if ((rc != 0)) && ! [[ -s "$OUT.file" ]]; then
-			echo "$f: clang-tidy failed (exit $rc)" >>"$OUT.file"
-			grep -E ': (error|fatal error):' "$OUT.raw" |
-				sed 's/^/ /' >>"$OUT.file" || true
-		fi
-		cat "$OUT.file" >>"$OUT"
+	tmp=$(mktemp -d)
+	max=$(nproc 2>/dev/null || echo 1)
+	for i in "${!files[@]}"; do
+		while (($(jobs -rp | wc -l) >= max)); do
+			wait -n || true
+		done
+		tidy_one "${files[$i]}" "$db" "${cxx[@]}" >"$tmp/$i" &
 	done
+	wait
+	for i in "${!files[@]}"; do
+		cat "$tmp/$i" >>"$OUT"
+	done
+	rm -rf "$tmp"
 	finish clang-tidy "$(count_words ${#files[@]} 'C++ source')${db:+, compile_commands.json}"
 }
 

@@ -65,7 +65,7 @@ echo "  KO      $(cd "$B/ko" && ls -- *.ko 2>/dev/null | tr '\n' ' ')" >&2
 
 # The demo front end: a static C++17 program, for the guest's /usr/bin/ (guest-bin/);
 # host-deps.sh above installed g++ and the libraries it builds with.
-make -s -C "$TOP/tools/ocq-demo" O="$TOP/build/ocq-demo" >&2 ||
+make -s -j"$(nproc)" -C "$TOP/tools/ocq-demo" O="$TOP/build/ocq-demo" >&2 ||
 	{ echo "build: ocq-demo FAILED" >&2; exit 1; }
 mkdir -p "$B/guest-bin"
 cp "$TOP/build/ocq-demo/ocq-demo" "$B/guest-bin/"
