@@ -308,7 +308,7 @@ now() {	# NOW: the uptime in centiseconds
 }
 
 drain_kmsg() {	# the control file's pr_info lines are expected; show the rest
-	dmesg -c | grep -v '\] control: ' | sed 's/^/kmsg: /'
+	dmesg -c | grep -v '\] ocq_demo: control: ' | sed 's/^/kmsg: /'
 }
 
 snap

@@ -34,7 +34,7 @@ check_end() {
 	[ "$(demo_ocq_live)" = 0 ] || ksft_fail "$p: ordered CQs left: $(demo_ocq_live)"
 	e=$(demo_get errors)
 	n=$(ksft_kmsg_since "$mark" |
-		grep -c '^conn [0-9]*: \(client completion\|server completion\|posting\|reposting\)')
+		grep -c '^ocq_demo: conn [0-9]*: \(client completion\|server completion\|posting\|reposting\)')
 	[ "$e" = "$n" ] || ksft_fail "$p: errors=$e, but $n completion/posting errors logged"
 	f=$(demo_get failed) max=$((CONNS * 2 * CREDITS))
 	[ "$f" -le $max ] || ksft_fail "$p: failed=$f, more than can be in flight ($max)"

@@ -7,6 +7,8 @@
  * reply (SEND_WITH_INV), and a reply that did not is followed by a
  * LOCAL_INV.  Every reply is checked: sequence, slot, payload pattern.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/log2.h>
 #include <linux/slab.h>
 #include "ocq_demo.h"
@@ -15,17 +17,7 @@ static void od_cli_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_cli_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_cli_reg_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_cli_inv_done(struct ib_cq *cq, struct ib_wc *wc);
-
-/**
- * od_is_client_recv - whether a completion is a client receive
- * @wc: the completion
- *
- * Return: true if @wc completes a client receive.
- */
-bool od_is_client_recv(const struct ib_wc *wc)
-{
-	return wc->wr_cqe->done == od_cli_recv_done;
-}
+static void od_cli_release(struct ib_sq_acct *sq, u64 seq, void *ctx);
 
 /* calls the client wants in flight (and asks the server for) */
 static u32 od_cli_asked(const struct od_params *p)
@@ -109,92 +101,6 @@ static int od_cli_alloc_chunks(struct od_cconn *c, struct ib_pd *pd)
 }
 
 /**
- * od_recv_alloc - allocate and map receive buffers
- * @conn: owner, stored in each buffer
- * @dev: the device
- * @n: number of buffers
- * @len: bytes each
- * @done: their completion callback
- *
- * Return: the buffers, or NULL (a partial array is freed by od_recv_free()).
- */
-struct od_recv *od_recv_alloc(void *conn, struct ib_device *dev, u32 n, u32 len,
-			      void (*done)(struct ib_cq *cq, struct ib_wc *wc))
-{
-	struct od_recv *r = kcalloc(n, sizeof(*r), GFP_KERNEL);
-	u32 i;
-
-	if (!r)
-		return NULL;
-	for (i = 0; i < n; i++) {
-		r[i].conn = conn;
-		r[i].cqe.done = done;
-		r[i].buf = kzalloc(len, GFP_KERNEL);
-		if (!r[i].buf)
-			break;
-		r[i].dma =
-			ib_dma_map_single(dev, r[i].buf, len, DMA_FROM_DEVICE);
-		if (ib_dma_mapping_error(dev, r[i].dma)) {
-			r[i].dma = 0;
-			break;
-		}
-		r[i].sge.addr = r[i].dma;
-		r[i].sge.length = len;
-		r[i].wr.wr_cqe = &r[i].cqe;
-		r[i].wr.sg_list = &r[i].sge;
-		r[i].wr.num_sge = 1;
-	}
-	return r;
-}
-
-/**
- * od_recv_free - unmap and free receive buffers
- * @r: the buffers, or NULL
- * @dev: the device
- * @n: number of buffers
- * @len: bytes each
- */
-void od_recv_free(struct od_recv *r, struct ib_device *dev, u32 n, u32 len)
-{
-	u32 i;
-
-	if (!r)
-		return;
-	for (i = 0; i < n; i++) {
-		if (r[i].dma)
-			ib_dma_unmap_single(dev, r[i].dma, len,
-					    DMA_FROM_DEVICE);
-		kfree(r[i].buf);
-	}
-	kfree(r);
-}
-
-/**
- * od_recv_post - post receive buffers
- * @qp: the QP
- * @r: the buffers
- * @n: how many
- * @lkey: the PD's local DMA lkey
- *
- * Return: 0 or the error of ib_post_recv().
- */
-int od_recv_post(struct ib_qp *qp, struct od_recv *r, u32 n, u32 lkey)
-{
-	u32 i;
-	int ret;
-
-	for (i = 0; i < n; i++) {
-		r[i].sge.lkey = lkey;
-		ret = ib_post_recv(qp, &r[i].wr, NULL);
-		if (ret)
-			return ret;
-	}
-	return 0;
-}
-
-static void od_cli_release(struct ib_sq_acct *sq, u64 seq, void *ctx);
-
-/**
  * od_cconn_setup - allocate a client connection's buffers and accounting
  * @c: the connection, with @run and @idx set
  *
@@ -210,6 +116,7 @@ int od_cconn_setup(struct od_cconn *c)
 		.policy = IB_SQ_SIGNAL_DEFAULT,
 		.release = od_cli_release,
 	};
+	u32 i;
 	int ret;
 
 	c->nslots = od_cli_asked(p);
@@ -223,10 +130,12 @@ int od_cconn_setup(struct od_cconn *c)
 		ret = od_cli_alloc_chunks(c, run->cli.pd);
 	if (ret)
 		return ret;
-	c->recvs = od_recv_alloc(c, run->dev, c->nrecv, od_hdr_len(p),
+	c->recvs = od_recv_alloc(run->dev, c->nrecv, od_hdr_len(p),
 				 od_cli_recv_done);
 	if (!c->recvs || !c->recvs[c->nrecv - 1].dma)
 		return -ENOMEM;
+	for (i = 0; i < c->nrecv; i++)
+		c->recvs[i].cconn = c;
 	ret = ib_sq_acct_init(&c->acct, &attr, GFP_KERNEL);
 	if (ret)
 		return ret;
@@ -285,7 +194,10 @@ void od_cconn_teardown(struct od_cconn *c)
 	u32 len = od_hdr_len(&c->run->p), i;
 
 	if (c->acct_ready) {
+		/* the release callback runs under the lock, as when reaping */
+		spin_lock_bh(&c->lock);
 		ib_sq_acct_release_all(&c->acct);
+		spin_unlock_bh(&c->lock);
 		ib_sq_acct_destroy(&c->acct);
 		c->acct_ready = false;
 	}
@@ -432,6 +344,7 @@ static int od_cli_issue(struct od_cconn *c, struct od_cslot *s, u8 proc)
 	struct od_chunk *ch = NULL;
 	int ret;
 
+	lockdep_assert_held(&c->lock);
 	od_cli_build(c, s, proc);
 	if (od_needs_chunk(proc)) {
 		ch = &c->chunks[c->free_chunks[c->nfree_chunks - 1]];
@@ -465,6 +378,7 @@ static int od_cli_issue(struct od_cconn *c, struct od_cslot *s, u8 proc)
 /* Whether one more call may go now; counts credit stalls.  Lock held. */
 static bool od_cli_can_issue(struct od_cconn *c, u8 proc)
 {
+	lockdep_assert_held(&c->lock);
 	if (READ_ONCE(c->run->stopping) || !test_bit(OD_CONN_UP, &c->flags))
 		return false;
 	if (c->outstanding >= c->granted) {
@@ -518,6 +432,7 @@ void od_cconn_kick(struct od_cconn *c)
 /* Drop one reference of a call slot; the lock is held. */
 static void od_cslot_put(struct od_cconn *c, struct od_cslot *s)
 {
+	lockdep_assert_held(&c->lock);
 	if (!s->refs || --s->refs)
 		return;
 	c->free[c->nfree++] = s->idx;
@@ -572,7 +487,7 @@ static void od_cli_reaped(struct ib_cq *cq, struct ib_wc *wc,
 	spin_unlock_bh(&c->lock);
 	if (wc->status == IB_WC_SUCCESS)
 		od_cconn_kick(c);
-	od_end(cq, t0);
+	od_end(&c->run->cli.cq, t0);
 }
 
 static void od_cli_send_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -649,15 +564,16 @@ static int od_cli_verify(struct od_cconn *c, struct od_recv *r,
 
 /**
  * od_client_process - ocq-parallel: verify a reply before its done()
- * @cq: the CQ
- * @wc: a successful or failed client receive completion
+ * @wc: a completion of the client's CQ; only receives are verified here
+ *
+ * Context: the ordered CQ's process() context: any CPU, unordered.
  */
-void od_client_process(struct ib_cq *cq, struct ib_wc *wc)
+void od_client_process(struct ib_wc *wc)
 {
 	struct od_recv *r = container_of(wc->wr_cqe, struct od_recv, cqe);
 
-	if (wc->status == IB_WC_SUCCESS)
-		r->verdict = od_cli_verify(r->conn, r, wc);
+	if (wc->wr_cqe->done == od_cli_recv_done && wc->status == IB_WC_SUCCESS)
+		r->verdict = od_cli_verify(r->cconn, r, wc);
 }
 
 static u64 od_cli_bytes(const struct od_params *p, u8 proc)
@@ -706,6 +622,7 @@ static void od_cli_reply(struct od_cconn *c, const struct od_hdr *h,
 	struct od_cslot *s = idx < c->nslots ? &c->slots[idx] : NULL;
 	u64 lat;
 
+	lockdep_assert_held(&c->lock);
 	if (!s || !s->waiting || s->xid != xid || s->proc != h->proc) {
 		c->cnt.duplicated++;
 		return;
@@ -732,7 +649,7 @@ static void od_cli_reply(struct od_cconn *c, const struct od_hdr *h,
 static void od_cli_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct od_recv *r = container_of(wc->wr_cqe, struct od_recv, cqe);
-	struct od_cconn *c = r->conn;
+	struct od_cconn *c = r->cconn;
 	struct od_run *run = c->run;
 	u64 t0 = od_begin();
 	struct od_hdr h;
@@ -766,5 +683,5 @@ static void od_cli_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&c->lock);
 	od_cconn_kick(c);
 out:
-	od_end(cq, t0);
+	od_end(&c->run->cli.cq, t0);
 }

@@ -10,6 +10,8 @@
  * id: whatever ends the run (device removal, a peer's disconnect) is handed
  * to od_run_end(), whose work item tears down from process context.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/inet.h>
 #include <linux/in.h>
 #include <net/net_namespace.h>
@@ -25,27 +27,29 @@ static int od_server_addr(struct sockaddr_in *sin)
 	return 0;
 }
 
-/* A QP that became unusable ends the run; rdma_cm reports nothing. */
+/* A QP that became unusable ends the run (@ctx); rdma_cm reports nothing. */
 static void od_qp_event(struct ib_event *ev, void *ctx)
 {
+	struct od_run *run = ctx;
+
 	pr_info("QP event: %s\n", ib_event_msg(ev->event));
 	switch (ev->event) {
 	case IB_EVENT_QP_FATAL:
 	case IB_EVENT_QP_REQ_ERR:
 	case IB_EVENT_QP_ACCESS_ERR:
-		od_run_end(&od_run, OD_ABORTED);
+		od_run_end(run, OD_ABORTED);
 		break;
 	default:
 		break;
 	}
 }
 
-static int od_create_qp(struct rdma_cm_id *id, struct od_side *side,
-			const struct ib_qp_cap *cap, void *ctx)
+static int od_create_qp(struct rdma_cm_id *id, struct od_run *run,
+			struct od_side *side, const struct ib_qp_cap *cap)
 {
 	struct ib_qp_init_attr attr = {
 		.event_handler = od_qp_event,
-		.qp_context = ctx,
+		.qp_context = run,
 		.send_cq = side->cq.cq,
 		.recv_cq = side->cq.cq,
 		.cap = *cap,
@@ -96,7 +100,7 @@ static int od_srv_accept(struct rdma_cm_id *id, struct od_sconn *s,
 	if (ret)
 		return ret;
 	od_sconn_qp_caps(s, &cap);
-	ret = od_create_qp(id, &s->run->srv, &cap, s);
+	ret = od_create_qp(id, s->run, &s->run->srv, &cap);
 	if (ret)
 		return ret;
 	s->qp = id->qp;
@@ -115,7 +119,7 @@ static int od_srv_accept(struct rdma_cm_id *id, struct od_sconn *s,
 static int od_srv_connect(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
 	const struct od_cm_req *req = ev->param.conn.private_data;
-	struct od_run *run = &od_run;
+	struct od_run *run = id->context; /* the listener's, inherited */
 	struct od_sconn *s;
 	int ret;
 
@@ -124,19 +128,34 @@ static int od_srv_connect(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	s = &run->sconns[le16_to_cpu(req->conn)];
 	if (test_and_set_bit(OD_CONN_TAKEN, &s->flags))
 		return -EBUSY; /* taken already */
-	id->context = s;
 	ret = od_srv_accept(id, s, &ev->param.conn);
 	if (ret) {
 		pr_info("conn %d: accept failed: %d\n", s->idx, ret);
 		return ret; /* rdma_cm destroys the id */
 	}
-	s->id = id;
+	WRITE_ONCE(s->id, id); /* see od_sconn_of() */
 	return 0;
+}
+
+/*
+ * The server connection of @id, a child of the listener: NULL for the
+ * listener itself.  A child's handler runs only once its connect request
+ * handler recorded it (rdma_cm serializes an id's events), and teardown
+ * destroys an id before it forgets it: the entry of @id is stable here.
+ */
+static struct od_sconn *od_sconn_of(struct od_run *run, struct rdma_cm_id *id)
+{
+	int i;
+
+	for (i = 0; run->sconns && i < run->p.conns; i++)
+		if (READ_ONCE(run->sconns[i].id) == id)
+			return &run->sconns[i];
+	return NULL;
 }
 
 /**
  * od_cm_server_handler - rdma_cm events of the listener and its children
- * @id: the id
+ * @id: the id; its context is the run (the children inherit the listener's)
  * @ev: the event
  *
  * Context: rdma_cm's handler context (process context, handler mutex held).
@@ -145,13 +164,15 @@ static int od_srv_connect(struct rdma_cm_id *id, struct rdma_cm_event *ev)
  */
 int od_cm_server_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 {
-	struct od_sconn *s = id->context;
+	struct od_run *run = id->context;
+	struct od_sconn *s;
 
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST)
 		return od_srv_connect(id, ev);
-	if (id->context == &od_run) { /* the listener */
+	s = od_sconn_of(run, id);
+	if (!s) { /* the listener */
 		if (ev->event == RDMA_CM_EVENT_DEVICE_REMOVAL)
-			od_run_removed(&od_run);
+			od_run_removed(run);
 		return 0;
 	}
 	switch (ev->event) {
@@ -160,12 +181,12 @@ int od_cm_server_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		set_bit(OD_CONN_DOWN, &s->flags);
-		if (!READ_ONCE(od_run.stopping))
-			od_run_end(&od_run, OD_ABORTED);
+		if (!READ_ONCE(run->stopping))
+			od_run_end(run, OD_ABORTED);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		set_bit(OD_CONN_DOWN, &s->flags);
-		od_run_removed(&od_run);
+		od_run_removed(run);
 		break;
 	default:
 		break;
@@ -249,7 +270,7 @@ static int od_cli_connect(struct rdma_cm_id *id, struct od_cconn *c)
 	if (ret)
 		return ret;
 	od_cconn_qp_caps(c, &cap);
-	ret = od_create_qp(id, &run->cli, &cap, c);
+	ret = od_create_qp(id, run, &run->cli, &cap);
 	if (ret)
 		return ret;
 	c->qp = id->qp;
@@ -299,12 +320,12 @@ static int od_cm_client_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 		break;
 	case RDMA_CM_EVENT_DISCONNECTED:
 		od_cli_down(c, false);
-		if (!READ_ONCE(od_run.stopping))
-			od_run_end(&od_run, OD_ABORTED);
+		if (!READ_ONCE(c->run->stopping))
+			od_run_end(c->run, OD_ABORTED);
 		break;
 	case RDMA_CM_EVENT_DEVICE_REMOVAL:
 		od_cli_down(c, false);
-		od_run_removed(&od_run);
+		od_run_removed(c->run);
 		break;
 	case RDMA_CM_EVENT_ADDR_ERROR:
 	case RDMA_CM_EVENT_ROUTE_ERROR:

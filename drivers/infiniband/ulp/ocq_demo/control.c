@@ -8,6 +8,8 @@
  * "error=" line of the next read.  A read returns key=value lines, always
  * the same keys.  See Documentation/demo.rst for the protocol.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>

@@ -2,6 +2,8 @@
 /*
  * ocq_demo: module entry points and parameters.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/workqueue.h>

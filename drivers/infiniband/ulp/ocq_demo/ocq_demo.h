@@ -4,6 +4,19 @@
  * queues: a server and its clients in one module, connected with rdma_cm,
  * every completion checked for order, duplication and loss.
  *
+ * One file per job; each reaches the others only through what it is
+ * handed (a run, a connection, a CQ), never through the module's run:
+ *
+ *   main.c     module entry points and parameters
+ *   run.c      a run's life: set-up, monitor, teardown; the module's run
+ *   control.c  the debugfs control file, which starts and stops the run
+ *   cm.c       rdma_cm: listen, connect, accept (ids carry their run or
+ *              connection, QPs their run)
+ *   paths.c    the completion paths under comparison, one CQ per side
+ *   recv.c     receive buffers, for both sides
+ *   client.c   calls, FRWR chunks, reply checks
+ *   server.c   calls taken, RDMA data movement, replies
+ *
  * See Documentation/demo.rst.
  */
 #ifndef _OCQ_DEMO_H
@@ -50,12 +63,13 @@
 /*
  * The local ACK timeout of the demo's QPs, as rdma_set_ack_timeout() takes
  * it: 4.096 us << 19, about 2 s, where rdma_cm's default for RoCE is about
- * 0.5 s.  When rxe (6.1) retransmits, it runs again the local operations
- * between its send queue's consumer and its requester: a REG_MR chained
- * before a call whose ACK was only late then finds its MR still valid and
- * fails ("rxe_reg_fast_mr: ... not free", IB_WC_LOC_QP_OP_ERR).  A guest
- * with more vCPUs than host cores delays ACKs by half a second.  A dead
- * link still fails the QP after retry_count timeouts, about 15 s.
+ * 0.5 s.  When rxe (6.1) retransmits, req_retry() rewinds its requester to
+ * the send queue's consumer, and rxe_requester() runs the local operations
+ * it passes again: a chunk's REG_MR chained behind a call whose ACK was
+ * late then finds its MR valid and fails ("rxe_reg_fast_mr: ... not free",
+ * IB_WC_LOC_QP_OP_ERR).  A guest with more vCPUs than host cores can be
+ * that late.  rxe takes retry_count 7 as "retry for ever", so a dead link
+ * is noticed by the run's own stall check, not by the QP.
  */
 #define OD_ACK_TIMEOUT 19
 
@@ -181,6 +195,7 @@ struct od_counts {
  * @run: owner
  * @path: how completions are polled and dispatched (I)
  * @cq: the CQ (I)
+ * @process: the side's process() step, for ocq-parallel (I)
  * @ocq: the ordered CQ of the ocq-* paths (I)
  * @lock: the locked path's loop lock
  * @pcpu: naive/locked: one work item per CPU that takes events (I)
@@ -198,6 +213,7 @@ struct od_counts {
 struct od_cq {
 	struct od_run *run;
 	enum od_path path;
+	void (*process)(struct ib_wc *wc);
 	struct ib_cq *cq;
 	struct ib_ocq *ocq;
 	spinlock_t lock; /* the locked path's loop */
@@ -228,7 +244,10 @@ struct od_wcqe {
 /* One receive buffer, DMA-mapped once, reposted from its completion. */
 struct od_recv {
 	struct ib_cqe cqe;
-	void *conn;
+	union { /* its connection: the side's own */
+		struct od_cconn *cconn;
+		struct od_sconn *sconn;
+	};
 	struct ib_sge sge;
 	struct ib_recv_wr wr;
 	void *buf;
@@ -553,12 +572,13 @@ int od_connect_all(struct od_run *run);
 int od_cm_server_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
 /* paths.c */
-int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe);
+int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe,
+		 void (*process)(struct ib_wc *wc));
 void od_cq_destroy(struct od_cq *ocq);
 void od_cq_consumed(struct od_cq *ocq);
 void od_cq_resume(struct od_cq *ocq);
 u64 od_begin(void);
-void od_end(struct ib_cq *cq, u64 t0);
+void od_end(struct od_cq *ocq, u64 t0);
 void od_burn(struct od_run *run);
 bool od_in_process(struct od_run *run);
 int od_paths_init(void);
@@ -570,19 +590,19 @@ void od_cconn_teardown(struct od_cconn *c);
 void od_cconn_kick(struct od_cconn *c);
 void od_cconn_qp_caps(struct od_cconn *c, struct ib_qp_cap *cap);
 void od_cconn_lost(struct od_cconn *c, bool aborted);
-struct od_recv *od_recv_alloc(void *conn, struct ib_device *dev, u32 n, u32 len,
+void od_client_process(struct ib_wc *wc);
+
+/* recv.c */
+struct od_recv *od_recv_alloc(struct ib_device *dev, u32 n, u32 len,
 			      void (*done)(struct ib_cq *cq, struct ib_wc *wc));
 void od_recv_free(struct od_recv *r, struct ib_device *dev, u32 n, u32 len);
 int od_recv_post(struct ib_qp *qp, struct od_recv *r, u32 n, u32 lkey);
-void od_client_process(struct ib_cq *cq, struct ib_wc *wc);
-bool od_is_client_recv(const struct ib_wc *wc);
 
 /* server.c */
 int od_sconn_setup(struct od_sconn *s);
 void od_sconn_teardown(struct od_sconn *s);
 void od_sconn_qp_caps(struct od_sconn *s, struct ib_qp_cap *cap);
-void od_server_process(struct ib_cq *cq, struct ib_wc *wc);
-bool od_is_server_recv(const struct ib_wc *wc);
+void od_server_process(struct ib_wc *wc);
 
 /* data patterns, both sides */
 static inline u32 od_seed(u32 conn, u32 xid, u32 salt)

@@ -16,6 +16,8 @@
  * CQ empty would otherwise hold the CPU (and, for locked, a spinlock) for
  * ever.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/ktime.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
@@ -38,18 +40,14 @@ u64 od_begin(void)
 
 /**
  * od_end - account one completion's processing
- * @cq: the CQ it came from; its context leads to the &struct od_cq
+ * @ocq: the side's CQ it came from
  * @t0: od_begin()'s value
  */
-void od_end(struct ib_cq *cq, u64 t0)
+void od_end(struct od_cq *ocq, u64 t0)
 {
-	struct od_cq *ocq = od_run.p.path <= OD_OCQ_PARALLEL ?
-				    ib_ocq_private(cq) :
-				    cq->cq_context;
-
 	atomic64_inc(&ocq->completions);
 	atomic64_add(ktime_get_ns() - t0, &ocq->cpu_ns);
-	if (od_run.p.postpone)
+	if (ocq->run->p.postpone)
 		od_cq_consumed(ocq);
 }
 
@@ -85,10 +83,7 @@ static void od_process(struct ib_cq *cq, struct ib_wc *wc)
 	struct od_cq *ocq = ib_ocq_private(cq);
 	u64 t0 = od_begin();
 
-	if (od_is_client_recv(wc))
-		od_client_process(cq, wc);
-	else if (od_is_server_recv(wc))
-		od_server_process(cq, wc);
+	ocq->process(wc);
 	od_burn(ocq->run);
 	atomic64_add(ktime_get_ns() - t0, &ocq->cpu_ns);
 }
@@ -270,11 +265,13 @@ static int od_cq_create_ocq(struct od_cq *ocq, struct ib_device *dev,
  * @run: the run (its device and parameters)
  * @ocq: the side's CQ, zeroed
  * @nr_cqe: CQ entries
+ * @process: the side's process() step, used on ocq-parallel
  *
  * Context: process context.
  * Return: 0 or -errno.
  */
-int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe)
+int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe,
+		 void (*process)(struct ib_wc *wc))
 {
 	static const enum ib_poll_context ctx[] = {
 		[OD_UP_WQ] = IB_POLL_WORKQUEUE,
@@ -284,6 +281,7 @@ int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe)
 
 	ocq->run = run;
 	ocq->path = run->p.path;
+	ocq->process = process;
 	spin_lock_init(&ocq->lock);
 	INIT_WORK(&ocq->resume_work, od_resume_work);
 	switch (ocq->path) {

@@ -16,6 +16,8 @@
  * take the results, destroy QPs and buffers, CQs, PDs, and the rdma_cm ids
  * last.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/delay.h>
 #include <linux/ktime.h>
 #include <linux/minmax.h>
@@ -226,7 +228,7 @@ static void od_destroy_id(struct rdma_cm_id **id)
 {
 	if (!IS_ERR_OR_NULL(*id))
 		rdma_destroy_id(*id);
-	*id = NULL;
+	WRITE_ONCE(*id, NULL); /* see od_sconn_of() */
 }
 
 /* Disconnect and drain every QP: no completion comes after this. */
@@ -469,9 +471,9 @@ static int od_run_build(struct od_run *run)
 		scqe += cap.max_send_wr + cap.max_recv_wr;
 	}
 	if (!ret)
-		ret = od_cq_create(run, &run->cli.cq, ccqe);
+		ret = od_cq_create(run, &run->cli.cq, ccqe, od_client_process);
 	if (!ret)
-		ret = od_cq_create(run, &run->srv.cq, scqe);
+		ret = od_cq_create(run, &run->srv.cq, scqe, od_server_process);
 	return ret;
 }
 

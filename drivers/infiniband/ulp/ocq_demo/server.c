@@ -8,6 +8,8 @@
  * only once the data is in; the data is checked when the send accounting
  * releases the chain.  The RDMA work requests are never signaled.
  */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
 #include <linux/slab.h>
 #include "ocq_demo.h"
 
@@ -15,17 +17,6 @@ static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_srv_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_srv_rdma_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_srv_release(struct ib_sq_acct *sq, u64 seq, void *ctx);
-
-/**
- * od_is_server_recv - whether a completion is a server receive
- * @wc: the completion
- *
- * Return: true if @wc completes a server receive.
- */
-bool od_is_server_recv(const struct ib_wc *wc)
-{
-	return wc->wr_cqe->done == od_srv_recv_done;
-}
 
 static u32 od_srv_depth(const struct od_params *p)
 {
@@ -116,6 +107,7 @@ int od_sconn_setup(struct od_sconn *s)
 		.policy = IB_SQ_SIGNAL_DEFAULT,
 		.release = od_srv_release,
 	};
+	u32 i;
 	int ret;
 
 	s->granted = p->credits;
@@ -131,10 +123,12 @@ int od_sconn_setup(struct od_sconn *s)
 		ret = od_srv_alloc_stages(s, run->dev);
 	if (ret)
 		return ret;
-	s->recvs = od_recv_alloc(s, run->dev, s->nrecv, od_srv_len(p),
+	s->recvs = od_recv_alloc(run->dev, s->nrecv, od_srv_len(p),
 				 od_srv_recv_done);
 	if (!s->recvs || !s->recvs[s->nrecv - 1].dma)
 		return -ENOMEM;
+	for (i = 0; i < s->nrecv; i++)
+		s->recvs[i].sconn = s;
 	ret = ib_sq_acct_init(&s->acct, &attr, GFP_KERNEL);
 	if (ret)
 		return ret;
@@ -206,6 +200,7 @@ static int od_srv_post(struct od_sconn *s, struct od_sslot *sl)
 	struct od_stage *st = sl->stage;
 	int ret;
 
+	lockdep_assert_held(&s->lock);
 	if (st) {
 		sl->rsge = (struct ib_sge){ .addr = st->dma,
 					    .length = len,
@@ -242,12 +237,13 @@ static int od_srv_post(struct od_sconn *s, struct od_sslot *sl)
 	return ret;
 }
 
-/* Send the replies in the backlog, in order, while there is room. */
+/* Send the replies in the backlog, in order, while there is room; locked. */
 static void od_srv_push(struct od_sconn *s)
 {
 	struct od_sslot *sl;
 	int ret;
 
+	lockdep_assert_held(&s->lock);
 	while ((sl = list_first_entry_or_null(&s->backlog, struct od_sslot,
 					      entry))) {
 		if (od_srv_chunk(sl) && !sl->stage) {
@@ -365,15 +361,16 @@ static int od_srv_verify(struct od_sconn *s, struct od_recv *r,
 
 /**
  * od_server_process - ocq-parallel: verify a call before its done()
- * @cq: the CQ
- * @wc: a server receive completion
+ * @wc: a completion of the server's CQ; only receives are verified here
+ *
+ * Context: the ordered CQ's process() context: any CPU, unordered.
  */
-void od_server_process(struct ib_cq *cq, struct ib_wc *wc)
+void od_server_process(struct ib_wc *wc)
 {
 	struct od_recv *r = container_of(wc->wr_cqe, struct od_recv, cqe);
 
-	if (wc->status == IB_WC_SUCCESS)
-		r->verdict = od_srv_verify(r->conn, r, wc);
+	if (wc->wr_cqe->done == od_srv_recv_done && wc->status == IB_WC_SUCCESS)
+		r->verdict = od_srv_verify(r->sconn, r, wc);
 }
 
 /* Check a call's place in its connection's sequence; the lock is held. */
@@ -381,6 +378,7 @@ static void od_srv_account(struct od_sconn *s, const struct od_hdr *h)
 {
 	u32 xid = le32_to_cpu(h->xid);
 
+	lockdep_assert_held(&s->lock);
 	if (__test_and_set_bit(xid % OD_SEEN_WINDOW, s->seen))
 		s->cnt.duplicated++;
 	/* forget the call a half window back: its slot will be reused */
@@ -412,7 +410,7 @@ static void od_srv_wc_error(struct od_sconn *s, struct ib_wc *wc)
 static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct od_recv *r = container_of(wc->wr_cqe, struct od_recv, cqe);
-	struct od_sconn *s = r->conn;
+	struct od_sconn *s = r->sconn;
 	struct od_run *run = s->run;
 	struct od_sslot *sl = NULL;
 	u64 t0 = od_begin();
@@ -452,7 +450,7 @@ static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	od_srv_push(s);
 	spin_unlock_bh(&s->lock);
 out:
-	od_end(cq, t0);
+	od_end(&s->run->srv.cq, t0);
 }
 
 /* A send-side completion: retire up to it (see od_cli_reaped()). */
@@ -473,7 +471,7 @@ static void od_srv_reaped(struct ib_cq *cq, struct ib_wc *wc,
 	if (wc->status == IB_WC_SUCCESS)
 		od_srv_push(s);
 	spin_unlock_bh(&s->lock);
-	od_end(cq, t0);
+	od_end(&s->run->srv.cq, t0);
 }
 
 static void od_srv_send_done(struct ib_cq *cq, struct ib_wc *wc)
