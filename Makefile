@@ -40,7 +40,7 @@ PREFIX ?= /usr/local
 VM := tools/testing/vm
 SHELL := /bin/bash
 
-.PHONY: all kernel check check-runner demo lint clean help sim sim-deep mutants guest-mutants host-tests soak \
+.PHONY: all kernel check check-runner demo lint format clean help sim sim-deep mutants guest-mutants host-tests soak \
 	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
@@ -232,6 +232,10 @@ htmldocs:
 			echo 'htmldocs: warnings (build/htmldocs.log)' >&2; exit 1; fi
 	@echo "  HTML    build/htmldocs/index.html"
 
+# Reformat the sources in place, with the styles make lint checks.
+format:
+	@bash tools/lint/format.sh
+
 # The host tests: the model checker runs the engine's own C file under every schedule up
 # to a bound; tools/testing/ocq-native runs it on real threads under TSan and ASan; the
 # others are unit tests of headers and tools. No kernel needed.
@@ -299,6 +303,7 @@ help:
 	@echo 'native-bench  the engine on real host threads against a fake CQ: ns per completion of'
 	@echo '              strict, flow, parallel and a raw drain loop; build/native-bench.json'
 	@echo 'lint          run tools/lint/lint.sh with the kernel variables (KVER, KH, ...) exported'
+	@echo 'format        reformat the kernel C and the C++ tools in place with clang-format'
 	@echo 'install       install the modules in /lib/modules/<kver>/updates/ (depmod), the headers,'
 	@echo '              Module.symvers and ocq-demo under PREFIX=$(PREFIX); DESTDIR=, INSTALL_MOD_PATH='
 	@echo 'uninstall     remove what make install installed'

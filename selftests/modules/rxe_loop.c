@@ -39,7 +39,7 @@ static int rxe_loop_use_gid(struct rxe_loop *l, const struct ib_gid_attr *attr)
 
 /**
  * rxe_loop_init - find the GID a loopback pair on @dev addresses
- * @l: filled in
+ * @l: filled in; the QP set-up defaults too (&struct rxe_loop)
  * @dev: the device
  *
  * Context: process context.
@@ -53,6 +53,8 @@ int rxe_loop_init(struct rxe_loop *l, struct ib_device *dev)
 	int i, ret;
 
 	l->dev = dev;
+	l->access = IB_ACCESS_LOCAL_WRITE;
+	l->min_rnr_timer = 12;
 	ret = ib_query_port(dev, 1, &pattr);
 	if (ret)
 		return ret;
@@ -69,12 +71,12 @@ int rxe_loop_init(struct rxe_loop *l, struct ib_device *dev)
 	return -ENOENT;
 }
 
-static int rxe_loop_to_init(struct ib_qp *qp)
+static int rxe_loop_to_init(const struct rxe_loop *l, struct ib_qp *qp)
 {
 	struct ib_qp_attr a = {
 		.qp_state = IB_QPS_INIT,
 		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_LOCAL_WRITE,
+		.qp_access_flags = l->access,
 	};
 
 	return ib_modify_qp(qp, &a,
@@ -91,7 +93,7 @@ static int rxe_loop_to_rtr(const struct rxe_loop *l, struct ib_qp *qp,
 		.path_mtu = IB_MTU_1024,
 		.dest_qp_num = dest_qpn,
 		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
+		.min_rnr_timer = l->min_rnr_timer,
 	};
 
 	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
@@ -140,7 +142,7 @@ int rxe_loop_connect(const struct rxe_loop *l, struct ib_qp *qp, u32 dest_qpn)
 {
 	int ret;
 
-	ret = rxe_loop_to_init(qp);
+	ret = rxe_loop_to_init(l, qp);
 	if (!ret)
 		ret = rxe_loop_to_rtr(l, qp, dest_qpn);
 	if (!ret)

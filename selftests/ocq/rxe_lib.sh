@@ -3,7 +3,7 @@
 # rxe_lib.sh - shared by the rxe_ocq_* tests (source it: . /selftests/ocq/rxe_lib.sh).
 #
 #   rxe_ocq_tests TEST...   run ocq_test_rxe.ko test=TEST for each TEST, see
-#                           selftests/modules/ocq_test_rxe.c, then exit: 0 if all
+#                           selftests/modules/ocq_test_rxe_main.c, then exit: 0 if all
 #                           passed, 1 if one failed or if all were skipped (the
 #                           guest always has rxe0: a missing one is a failure)
 #                           RXE_OCQ_ARGS: more module parameters, e.g.

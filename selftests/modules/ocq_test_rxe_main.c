@@ -62,7 +62,6 @@
 #include <linux/completion.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
-#include <linux/etherdevice.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/ktime.h>
@@ -72,13 +71,12 @@
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/workqueue.h>
-#include <net/ipv6.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_ocq.h>
 #include <rdma/ib_verbs.h>
 
 #include "ocq_test_compat.h"
 #include "ocq_test_ctx.h"
+#include "rxe_loop.h"
 
 static char *test = "strict";
 module_param(test, charp, 0444);
@@ -262,9 +260,7 @@ struct rt_ctx {
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct ib_ocq *ocq;
-	union ib_gid gid;
-	int gid_index;
-	u8 dmac[ETH_ALEN];
+	struct rxe_loop loop; /* where the pairs' QPs send to */
 	u32 total; /* SENDs per pair */
 	u32 midway; /* successful SENDs that make "halfway" */
 	struct rt_pair pairs[RT_MAX_PAIRS];
@@ -668,122 +664,6 @@ static void rt_process(struct ib_cq *cq, struct ib_wc *wc)
 
 /* ---- set-up ---- */
 
-/* An IPv4-mapped RoCEv2 GID: what a loopback pair on rxe addresses. */
-static bool rt_gid_usable(const struct ib_gid_attr *attr)
-{
-	const struct in6_addr *addr = (const struct in6_addr *)attr->gid.raw;
-
-	return attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
-	       ipv6_addr_v4mapped(addr);
-}
-
-/* Take the GID of @attr, and the MAC of its netdev for the AH. */
-static int rt_use_gid(struct rt_ctx *ctx, const struct ib_gid_attr *attr)
-{
-	struct net_device *ndev;
-	int ret;
-
-	ctx->gid = attr->gid;
-	ctx->gid_index = attr->index;
-	rcu_read_lock();
-	ndev = rdma_read_gid_attr_ndev_rcu(attr);
-	ret = IS_ERR(ndev) ? PTR_ERR(ndev) : 0;
-	if (!ret)
-		ether_addr_copy(ctx->dmac, ndev->dev_addr);
-	rcu_read_unlock();
-	return ret;
-}
-
-/* The first usable GID of port 1. */
-static int rt_find_gid(struct rt_ctx *ctx)
-{
-	const struct ib_gid_attr *attr;
-	struct ib_port_attr pattr;
-	int i, ret;
-
-	ret = ib_query_port(ctx->dev, 1, &pattr);
-	if (ret)
-		return ret;
-	for (i = 0; i < pattr.gid_tbl_len; i++) {
-		attr = rdma_get_gid_attr(ctx->dev, 1, i);
-		if (IS_ERR(attr))
-			continue;
-		ret = rt_gid_usable(attr) ? rt_use_gid(ctx, attr) : -ENOENT;
-		rdma_put_gid_attr(attr);
-		if (!ret)
-			return 0;
-	}
-	return -ENOENT;
-}
-
-static int rt_qp_to_init(struct ib_qp *qp)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_LOCAL_WRITE,
-	};
-
-	return ib_modify_qp(qp, &a,
-			    IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-				    IB_QP_ACCESS_FLAGS);
-}
-
-static int rt_qp_to_rtr(struct rt_ctx *ctx, struct ib_qp *qp, u32 dest_qpn)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_RTR,
-		.path_mtu = IB_MTU_1024,
-		.dest_qp_num = dest_qpn,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-	};
-
-	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &ctx->gid, 0, ctx->gid_index, 64, 0);
-	/* not going through rdma_cm: the destination MAC is ours to fill */
-	ether_addr_copy(a.ah_attr.roce.dmac, ctx->dmac);
-	return ib_modify_qp(qp, &a,
-			    IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-				    IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-				    IB_QP_MAX_DEST_RD_ATOMIC |
-				    IB_QP_MIN_RNR_TIMER);
-}
-
-/*
- * The ACK timeout is 4.096 us * 2^17, about 0.5 s: with 2^14 (67 ms), rxe
- * under TCG on a busy host retransmitted whole windows that had only been
- * acknowledged late, which made the streams slower, not more thorough.
- */
-static int rt_qp_to_rts(struct ib_qp *qp)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_RTS,
-		.timeout = 17,
-		.retry_cnt = 7,
-		.rnr_retry = 7,
-		.max_rd_atomic = 1,
-	};
-
-	return ib_modify_qp(qp, &a,
-			    IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-				    IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-				    IB_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int rt_qp_connect(struct rt_ctx *ctx, struct ib_qp *qp, u32 dest_qpn)
-{
-	int ret;
-
-	ret = rt_qp_to_init(qp);
-	if (!ret)
-		ret = rt_qp_to_rtr(ctx, qp, dest_qpn);
-	if (!ret)
-		ret = rt_qp_to_rts(qp);
-	return ret;
-}
-
 /* Both QPs of a pair have room for the window, the receives and a drain. */
 static struct ib_qp *rt_create_qp(struct rt_ctx *ctx)
 {
@@ -889,9 +769,9 @@ static int rt_pair_create(struct rt_ctx *ctx, struct rt_pair *p,
 		if (IS_ERR(p->qp[i]))
 			return PTR_ERR(p->qp[i]);
 	}
-	ret = rt_qp_connect(ctx, p->qp[0], p->qp[1]->qp_num);
+	ret = rxe_loop_connect(&ctx->loop, p->qp[0], p->qp[1]->qp_num);
 	if (!ret)
-		ret = rt_qp_connect(ctx, p->qp[1], p->qp[0]->qp_num);
+		ret = rxe_loop_connect(&ctx->loop, p->qp[1], p->qp[0]->qp_num);
 	if (ret)
 		return ret;
 	ret = rt_queue_init(ctx, &p->sq, idx, p->qp[0], true);
@@ -1120,7 +1000,7 @@ static int rt_ctx_setup(struct rt_ctx *ctx)
 	unsigned int i;
 	int ret;
 
-	ret = rt_find_gid(ctx);
+	ret = rxe_loop_init(&ctx->loop, ctx->dev);
 	if (ret) {
 		pr_info("# no IPv4-mapped RoCEv2 GID: %d\n", ret);
 		return ret;

@@ -19,13 +19,12 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/completion.h>
-#include <linux/etherdevice.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
-#include <net/ipv6.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_verbs.h>
+
+#include "rxe_loop.h"
 
 static char *test = "load_unload";
 module_param(test, charp, 0444);
@@ -79,9 +78,7 @@ struct smoke_pair {
 	struct ib_qp *qp[2];
 	u8 *buf[2];
 	u64 dma[2];
-	union ib_gid gid;
-	int gid_index;
-	u8 dmac[ETH_ALEN];
+	struct rxe_loop loop; /* where the QPs send to */
 	struct smoke_op send_op;
 	struct smoke_op recv_op;
 };
@@ -270,106 +267,6 @@ static bool smoke_op_wait(struct smoke_op *op, enum ib_wc_opcode opcode)
 	return true;
 }
 
-/* The IPv4-mapped RoCEv2 GID of port 1, and the MAC of its netdev. */
-static int smoke_find_gid(struct smoke_pair *p)
-{
-	const struct ib_gid_attr *attr;
-	const struct in6_addr *a6;
-	struct ib_port_attr pattr;
-	struct net_device *ndev;
-	int i, ret;
-
-	ret = ib_query_port(p->dev, 1, &pattr);
-	if (ret)
-		return ret;
-	for (i = 0; i < pattr.gid_tbl_len; i++) {
-		attr = rdma_get_gid_attr(p->dev, 1, i);
-		if (IS_ERR(attr))
-			continue;
-		a6 = (const struct in6_addr *)attr->gid.raw;
-		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP &&
-		    ipv6_addr_v4mapped(a6)) {
-			p->gid = attr->gid;
-			p->gid_index = i;
-			rcu_read_lock();
-			ndev = rdma_read_gid_attr_ndev_rcu(attr);
-			ret = IS_ERR(ndev) ? PTR_ERR(ndev) : 0;
-			if (!ret)
-				ether_addr_copy(p->dmac, ndev->dev_addr);
-			rcu_read_unlock();
-			rdma_put_gid_attr(attr);
-			return ret;
-		}
-		rdma_put_gid_attr(attr);
-	}
-	return -ENOENT;
-}
-
-static int smoke_qp_to_init(struct ib_qp *qp)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_LOCAL_WRITE |
-				   IB_ACCESS_REMOTE_WRITE,
-	};
-
-	return ib_modify_qp(qp, &a,
-			    IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-				    IB_QP_ACCESS_FLAGS);
-}
-
-static int smoke_qp_to_rtr(struct smoke_pair *p, struct ib_qp *qp, u32 dest_qpn)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_RTR,
-		.path_mtu = IB_MTU_1024,
-		.dest_qp_num = dest_qpn,
-		.max_dest_rd_atomic = 1,
-		.min_rnr_timer = 12,
-	};
-
-	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &p->gid, 0, p->gid_index, 64, 0);
-	/* Not going through rdma_cm: the destination MAC is ours to fill. */
-	ether_addr_copy(a.ah_attr.roce.dmac, p->dmac);
-	return ib_modify_qp(qp, &a,
-			    IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-				    IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-				    IB_QP_MAX_DEST_RD_ATOMIC |
-				    IB_QP_MIN_RNR_TIMER);
-}
-
-static int smoke_qp_to_rts(struct ib_qp *qp)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_RTS,
-		.timeout = 14,
-		.retry_cnt = 7,
-		.rnr_retry = 7,
-		.max_rd_atomic = 1,
-	};
-
-	return ib_modify_qp(qp, &a,
-			    IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-				    IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-				    IB_QP_MAX_QP_RD_ATOMIC);
-}
-
-static int smoke_qp_connect(struct smoke_pair *p, struct ib_qp *qp,
-			    u32 dest_qpn)
-{
-	int ret;
-
-	ret = smoke_qp_to_init(qp);
-	if (!ret)
-		ret = smoke_qp_to_rtr(p, qp, dest_qpn);
-	if (!ret)
-		ret = smoke_qp_to_rts(qp);
-	return ret;
-}
-
 static struct ib_qp *smoke_create_qp(struct smoke_pair *p)
 {
 	struct ib_qp_init_attr init = {
@@ -427,12 +324,14 @@ static int smoke_pair_create(struct smoke_pair *p, struct ib_device *dev)
 	int i, ret;
 
 	p->dev = dev;
-	ret = smoke_find_gid(p);
+	ret = rxe_loop_init(&p->loop, dev);
 	if (ret) {
 		pr_info("# no IPv4-mapped RoCEv2 GID on %s: %d\n",
 			dev_name(&dev->dev), ret);
 		return ret;
 	}
+	/* the RDMA WRITE test writes into the peer's buffer */
+	p->loop.access |= IB_ACCESS_REMOTE_WRITE;
 	p->pd = ib_alloc_pd(dev, IB_PD_UNSAFE_GLOBAL_RKEY);
 	if (IS_ERR(p->pd))
 		return PTR_ERR(p->pd);
@@ -452,9 +351,9 @@ static int smoke_pair_create(struct smoke_pair *p, struct ib_device *dev)
 			goto out_destroy_qps;
 		}
 	}
-	ret = smoke_qp_connect(p, p->qp[0], p->qp[1]->qp_num);
+	ret = rxe_loop_connect(&p->loop, p->qp[0], p->qp[1]->qp_num);
 	if (!ret)
-		ret = smoke_qp_connect(p, p->qp[1], p->qp[0]->qp_num);
+		ret = rxe_loop_connect(&p->loop, p->qp[1], p->qp[0]->qp_num);
 	if (ret) {
 		pr_info("# connecting the QPs failed: %d\n", ret);
 		goto out_destroy_qps;

@@ -32,17 +32,16 @@
 
 #include <linux/completion.h>
 #include <linux/delay.h>
-#include <linux/etherdevice.h>
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include <net/ipv6.h>
-#include <rdma/ib_cache.h>
 #include <rdma/ib_sq_acct.h>
 #include <rdma/ib_verbs.h>
+
+#include "rxe_loop.h"
 
 static char *test = "stream";
 module_param(test, charp, 0444);
@@ -155,9 +154,7 @@ struct sqt_run {
 	enum ib_sq_signal_policy policy;
 	void *sbuf, *rbuf;
 	u64 sdma, rdma;
-	union ib_gid gid;
-	int gid_index;
-	u8 dmac[ETH_ALEN];
+	struct rxe_loop loop; /* where the QPs send to */
 	bool stop;
 	atomic_t senders_left;
 	struct completion done;
@@ -358,87 +355,6 @@ static void sqt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 
 /* ---- set-up ---- */
 
-/* The IPv4-mapped RoCEv2 GID of port 1 and the MAC of its netdev. */
-static int sqt_find_gid(struct sqt_run *run)
-{
-	const struct ib_gid_attr *attr;
-	struct ib_port_attr pattr;
-	struct net_device *ndev;
-	int i, ret;
-	bool v4;
-
-	ret = ib_query_port(run->dev, 1, &pattr);
-	if (ret)
-		return ret;
-	for (i = 0; i < pattr.gid_tbl_len; i++) {
-		attr = rdma_get_gid_attr(run->dev, 1, i);
-		if (IS_ERR(attr))
-			continue;
-		v4 = ipv6_addr_v4mapped((const struct in6_addr *)attr->gid.raw);
-		if (attr->gid_type == IB_GID_TYPE_ROCE_UDP_ENCAP && v4) {
-			run->gid = attr->gid;
-			run->gid_index = i;
-			rcu_read_lock();
-			ndev = rdma_read_gid_attr_ndev_rcu(attr);
-			ret = IS_ERR(ndev) ? PTR_ERR(ndev) : 0;
-			if (!ret)
-				ether_addr_copy(run->dmac, ndev->dev_addr);
-			rcu_read_unlock();
-			rdma_put_gid_attr(attr);
-			return ret;
-		}
-		rdma_put_gid_attr(attr);
-	}
-	return -ENOENT;
-}
-
-/* INIT -> RTR -> RTS towards @dest_qpn on the same port. */
-static int sqt_connect(struct sqt_run *run, struct ib_qp *qp, u32 dest_qpn)
-{
-	struct ib_qp_attr a = {
-		.qp_state = IB_QPS_INIT,
-		.port_num = 1,
-		.qp_access_flags = IB_ACCESS_LOCAL_WRITE,
-	};
-	int ret;
-
-	ret = ib_modify_qp(qp, &a,
-			   IB_QP_STATE | IB_QP_PKEY_INDEX | IB_QP_PORT |
-				   IB_QP_ACCESS_FLAGS);
-	if (ret)
-		return ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTR;
-	a.path_mtu = IB_MTU_1024;
-	a.dest_qp_num = dest_qpn;
-	a.max_dest_rd_atomic = 1;
-	a.min_rnr_timer = SQT_MIN_RNR_TIMER;
-	a.ah_attr.type = RDMA_AH_ATTR_TYPE_ROCE;
-	rdma_ah_set_port_num(&a.ah_attr, 1);
-	rdma_ah_set_grh(&a.ah_attr, &run->gid, 0, run->gid_index, 64, 0);
-	/* not going through rdma_cm: the destination MAC is ours to fill */
-	ether_addr_copy(a.ah_attr.roce.dmac, run->dmac);
-	ret = ib_modify_qp(qp, &a,
-			   IB_QP_STATE | IB_QP_AV | IB_QP_PATH_MTU |
-				   IB_QP_DEST_QPN | IB_QP_RQ_PSN |
-				   IB_QP_MAX_DEST_RD_ATOMIC |
-				   IB_QP_MIN_RNR_TIMER);
-	if (ret)
-		return ret;
-
-	memset(&a, 0, sizeof(a));
-	a.qp_state = IB_QPS_RTS;
-	a.timeout = 14;
-	a.retry_cnt = 7;
-	a.rnr_retry = 7;
-	a.max_rd_atomic = 1;
-	return ib_modify_qp(qp, &a,
-			    IB_QP_STATE | IB_QP_TIMEOUT | IB_QP_RETRY_CNT |
-				    IB_QP_RNR_RETRY | IB_QP_SQ_PSN |
-				    IB_QP_MAX_QP_RD_ATOMIC);
-}
-
 static struct ib_cq *sqt_alloc_cq(struct sqt_run *run, int nr_cqe)
 {
 	struct ib_cq *cq =
@@ -614,12 +530,13 @@ static int sqt_run_create(struct sqt_run *run, struct ib_device *dev, int nconn,
 	run->dev = dev;
 	run->nconn = nconn;
 	init_completion(&run->done);
-	ret = sqt_find_gid(run);
+	ret = rxe_loop_init(&run->loop, dev);
 	if (ret) {
 		pr_info("# no IPv4-mapped RoCEv2 GID on %s: %d\n",
 			dev_name(&dev->dev), ret);
 		return ret;
 	}
+	run->loop.min_rnr_timer = SQT_MIN_RNR_TIMER;
 	run->pd = ib_alloc_pd(dev, 0);
 	if (IS_ERR(run->pd)) {
 		ret = PTR_ERR(run->pd);
@@ -661,11 +578,11 @@ static int sqt_run_create(struct sqt_run *run, struct ib_device *dev, int nconn,
 			return ret;
 	}
 	for (i = 0; i < nconn; i += 2) {
-		ret = sqt_connect(run, run->conn[i].qp,
-				  run->conn[i + 1].qp->qp_num);
+		ret = rxe_loop_connect(&run->loop, run->conn[i].qp,
+				       run->conn[i + 1].qp->qp_num);
 		if (!ret)
-			ret = sqt_connect(run, run->conn[i + 1].qp,
-					  run->conn[i].qp->qp_num);
+			ret = rxe_loop_connect(&run->loop, run->conn[i + 1].qp,
+					       run->conn[i].qp->qp_num);
 		if (ret) {
 			pr_info("# connecting the QPs failed: %d\n", ret);
 			return ret;
