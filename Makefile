@@ -44,8 +44,10 @@ SHELL := /bin/bash
 	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
-# their builds run in parallel; a Makefile whose checks must not says .NOTPARALLEL
+# their builds run in parallel; a Makefile whose checks must not says .NOTPARALLEL.
+# Under make -jN the jobserver shares N already: no -j of our own then.
 NPROC := $(shell nproc 2>/dev/null || echo 1)
+SUBJOBS = $(if $(findstring jobserver,$(MAKEFLAGS)),,-j$(NPROC))
 
 ifeq ($(KDIR),)
 
@@ -240,7 +242,7 @@ format:
 # to a bound; tools/testing/ocq-native runs it on real threads under TSan and ASan; the
 # others are unit tests of headers and tools. No kernel needed.
 sim:
-	@$(MAKE) --no-print-directory -j$(NPROC) -C tools/testing/ocq sim
+	@$(MAKE) --no-print-directory $(SUBJOBS) -C tools/testing/ocq sim
 
 sim-deep:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq sim-deep
@@ -266,7 +268,7 @@ host-tests:
 	@$(VM)/host-deps.sh tools
 	@for d in $(HOST_TESTS); do \
 		[ -f $$d/Makefile ] || continue; \
-		echo "=== $$d"; $(MAKE) --no-print-directory -j$(NPROC) -C $$d check || exit 1; done
+		echo "=== $$d"; $(MAKE) --no-print-directory $(SUBJOBS) -C $$d check || exit 1; done
 	@$(MAKE) --no-print-directory sim
 
 # Not "make -C $(KDIR) M=... clean": it deletes every *.ko below M=, the kernel cache's too.

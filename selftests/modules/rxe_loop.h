@@ -16,7 +16,7 @@
  * @gid: port 1's usable GID
  * @gid_index: its index
  * @dmac: the MAC of its netdev (the AH's destination: no rdma_cm resolves it)
- * @access: the QPs' remote access flags; rxe_loop_init() sets
+ * @access: the QPs' qp_access_flags; rxe_loop_init() sets
  *	IB_ACCESS_LOCAL_WRITE, a test that takes RDMA WRITEs adds to it
  * @min_rnr_timer: the QPs' RNR NAK timer code; rxe_loop_init() sets 12
  *	(0.64 ms), a test that provokes RNR retries may shorten it

@@ -262,6 +262,7 @@ tidy_one()
 	fi
 	cat "$raw.file"
 	rm -f "$raw" "$raw.file"
+	echo done >"$TIDY_DONE"
 }
 
 # clang-tidy on the C++ tools' source files, as many at once as there are
@@ -292,11 +293,13 @@ step_clang_tidy()
 		while (($(jobs -rp | wc -l) >= max)); do
 			wait -n || true
 		done
-		tidy_one "${files[$i]}" "$db" "${cxx[@]}" >"$tmp/$i" &
+		TIDY_DONE="$tmp/$i.done" tidy_one "${files[$i]}" "$db" "${cxx[@]}" >"$tmp/$i" &
 	done
 	wait
 	for i in "${!files[@]}"; do
 		cat "$tmp/$i" >>"$OUT"
+		# a job that died (set -e) wrote no mark: its file counts as a finding
+		[[ -e "$tmp/$i.done" ]] || echo "${files[$i]}: the clang-tidy job failed" >>"$OUT"
 	done
 	rm -rf "$tmp"
 	finish clang-tidy "$(count_words ${#files[@]} 'C++ source')${db:+, compile_commands.json}"

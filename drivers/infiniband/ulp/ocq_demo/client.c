@@ -570,10 +570,12 @@ static int od_cli_verify(struct od_cconn *c, struct od_recv *r,
  */
 void od_client_process(struct ib_wc *wc)
 {
-	struct od_recv *r = container_of(wc->wr_cqe, struct od_recv, cqe);
+	struct od_recv *r;
 
-	if (wc->wr_cqe->done == od_cli_recv_done && wc->status == IB_WC_SUCCESS)
-		r->verdict = od_cli_verify(r->cconn, r, wc);
+	if (wc->wr_cqe->done != od_cli_recv_done || wc->status != IB_WC_SUCCESS)
+		return;
+	r = container_of(wc->wr_cqe, struct od_recv, cqe);
+	r->verdict = od_cli_verify(r->cconn, r, wc);
 }
 
 static u64 od_cli_bytes(const struct od_params *p, u8 proc)

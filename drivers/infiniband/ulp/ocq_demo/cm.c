@@ -131,6 +131,7 @@ static int od_srv_connect(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 	ret = od_srv_accept(id, s, &ev->param.conn);
 	if (ret) {
 		pr_info("conn %d: accept failed: %d\n", s->idx, ret);
+		clear_bit(OD_CONN_TAKEN, &s->flags); /* the client may retry */
 		return ret; /* rdma_cm destroys the id */
 	}
 	WRITE_ONCE(s->id, id); /* see od_sconn_of() */
@@ -140,8 +141,9 @@ static int od_srv_connect(struct rdma_cm_id *id, struct rdma_cm_event *ev)
 /*
  * The server connection of @id, a child of the listener: NULL for the
  * listener itself.  A child's handler runs only once its connect request
- * handler recorded it (rdma_cm serializes an id's events), and teardown
- * destroys an id before it forgets it: the entry of @id is stable here.
+ * handler recorded it (rdma_cm serializes an id's events); teardown
+ * destroys the listener first, so no child appears after it, then each
+ * child before it forgets it: the entry of @id is stable here.
  */
 static struct od_sconn *od_sconn_of(struct od_run *run, struct rdma_cm_id *id)
 {

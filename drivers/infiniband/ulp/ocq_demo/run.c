@@ -278,7 +278,7 @@ static void od_teardown_ids(struct od_run *run)
 		od_destroy_id(&run->cconns[i].id);
 	for (i = 0; run->sconns && i < run->p.conns; i++)
 		od_destroy_id(&run->sconns[i].id);
-	od_destroy_id(&run->listen_id);
+	od_destroy_id(&run->listen_id); /* if od_teardown() did not */
 }
 
 /* Free everything of the run and record how it ended.  od_mutex held. */
@@ -289,6 +289,11 @@ static void od_teardown(struct od_run *run, enum od_state how)
 	lockdep_assert_held(&od_mutex);
 	WRITE_ONCE(run->stopping, true);
 	atomic_cmpxchg(&run->ending, 0, how);
+	/*
+	 * The listener first: rdma_destroy_id() waits for a connect request
+	 * being handled, and no other comes to find a side half torn down.
+	 */
+	od_destroy_id(&run->listen_id);
 	if (how == OD_ABORTED && od_has_conns(run))
 		od_wait_port(run);
 	/* the monitor keeps resuming postponed CQs until the drains are done */
@@ -423,8 +428,14 @@ static int od_run_alloc(struct od_run *run)
 
 	run->cconns = kcalloc(run->p.conns, sizeof(*run->cconns), GFP_KERNEL);
 	run->sconns = kcalloc(run->p.conns, sizeof(*run->sconns), GFP_KERNEL);
-	if (!run->cconns || !run->sconns)
+	if (!run->cconns || !run->sconns) {
+		/* teardown walks the arrays: none, rather than one unset */
+		kfree(run->cconns);
+		kfree(run->sconns);
+		run->cconns = NULL;
+		run->sconns = NULL;
 		return -ENOMEM;
+	}
 	for (i = 0; i < run->p.conns; i++) {
 		run->cconns[i].run = run;
 		run->cconns[i].idx = i;

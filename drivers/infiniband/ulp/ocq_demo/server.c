@@ -162,7 +162,10 @@ void od_sconn_teardown(struct od_sconn *s)
 
 	if (s->acct_ready) {
 		set_bit(OD_CONN_DOWN, &s->flags);
+		/* the release callback runs under the lock, as when reaping */
+		spin_lock_bh(&s->lock);
 		ib_sq_acct_release_all(&s->acct);
+		spin_unlock_bh(&s->lock);
 		ib_sq_acct_destroy(&s->acct);
 		s->acct_ready = false;
 	}
@@ -276,6 +279,7 @@ static void od_srv_release(struct ib_sq_acct *sq, u64 seq, void *ctx)
 	struct od_stage *st = sl->stage;
 	u32 len = s->run->p.chunk_size;
 
+	lockdep_assert_held(&s->lock);
 	if (st) {
 		if (sl->call.proc == OD_WRITE &&
 		    !test_bit(OD_CONN_DOWN, &s->flags)) {
@@ -367,10 +371,12 @@ static int od_srv_verify(struct od_sconn *s, struct od_recv *r,
  */
 void od_server_process(struct ib_wc *wc)
 {
-	struct od_recv *r = container_of(wc->wr_cqe, struct od_recv, cqe);
+	struct od_recv *r;
 
-	if (wc->wr_cqe->done == od_srv_recv_done && wc->status == IB_WC_SUCCESS)
-		r->verdict = od_srv_verify(r->sconn, r, wc);
+	if (wc->wr_cqe->done != od_srv_recv_done || wc->status != IB_WC_SUCCESS)
+		return;
+	r = container_of(wc->wr_cqe, struct od_recv, cqe);
+	r->verdict = od_srv_verify(r->sconn, r, wc);
 }
 
 /* Check a call's place in its connection's sequence; the lock is held. */
