@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "world.h"
 
 using namespace ocq_sim;
@@ -68,6 +71,7 @@ struct Options {
 	bool list = false;
 	bool no_known = false; // known engine bugs fail the case
 	bool first_fail = false; // stop at the first case that fails
+	unsigned jobs = 1; // processes that share the cases out
 };
 
 // A known engine bug met by a case: how often, and the first schedule.
@@ -436,6 +440,8 @@ void usage(FILE *f)
 			"  --list             list the cases\n"
 			"  --no-known         known engine bugs fail their cases\n"
 			"  --first-fail       stop at the first case that fails\n"
+			"  --jobs N           share the cases out among N processes;\n"
+			"                     the output stays in the cases' order\n"
 			"  --replay STRING    re-run one schedule (as printed after\n"
 			"                     schedule=) with a trace of every step\n"
 			"  --help, --version\n"
@@ -478,6 +484,8 @@ bool parse(int argc, char **argv, Options *opt, int *exit_now)
 			opt->budget = (long)v;
 		} else if (a == "--first-fail") {
 			opt->first_fail = true;
+		} else if (a == "--jobs" && has && number(argv[++i], &v) && v >= 1) {
+			opt->jobs = (unsigned)v;
 		} else if (a == "--step-cap" && has && number(argv[++i], &v)) {
 			opt->step_cap = (size_t)v;
 		} else if (a == "--case" && has) {
@@ -493,13 +501,133 @@ bool parse(int argc, char **argv, Options *opt, int *exit_now)
 	return true;
 }
 
+// What a set of cases came to: the counts, and the known bugs they met.
+struct Tally {
+	int passed = 0;
+	int failed = 0;
+	std::map<std::string, int> known_seen;
+};
+
+// Explore one case, print its report, count it; false if it failed.
+bool run_case(const CaseSpec &spec, const Options &opt, Tally *t)
+{
+	Result r = explore(spec, opt);
+
+	for (const KnownHit &h : r.known)
+		t->known_seen[h.bug->id]++;
+	if (report(spec, r, opt)) {
+		t->passed++;
+		return true;
+	}
+	t->failed++;
+	return false;
+}
+
+/*
+ * --jobs: child k explores cases k, k + jobs, ... with its stdout in a file
+ * of its own, each case's report after a line "@@case INDEX", its tally
+ * after "@@tally"; the parent prints the reports in the cases' order.
+ */
+const char *const kCaseMark = "@@case ";
+const char *const kTallyMark = "@@tally ";
+const char *const kKnownMark = "@@known ";
+
+void run_shard(const std::vector<CaseSpec> &cases, unsigned k, const Options &opt)
+{
+	Tally t;
+
+	for (size_t i = k; i < cases.size(); i += opt.jobs) {
+		std::printf("%s%zu\n", kCaseMark, i);
+		run_case(cases[i], opt, &t);
+	}
+	std::printf("%s%d %d\n", kTallyMark, t.passed, t.failed);
+	for (const auto &kv : t.known_seen)
+		std::printf("%s%d %s\n", kKnownMark, kv.second, kv.first.c_str());
+	std::fflush(stdout);
+}
+
+// Read a shard's file into the reports by case and the tally; false if torn.
+bool read_shard(std::FILE *f, std::vector<std::string> *reports, Tally *t)
+{
+	char line[4096];
+	std::string *cur = nullptr;
+	bool tallied = false;
+	int p, fl, n;
+	size_t idx;
+
+	std::rewind(f);
+	while (std::fgets(line, sizeof(line), f)) {
+		char name[256];
+
+		if (std::sscanf(line, "@@case %zu", &idx) == 1 && idx < reports->size()) {
+			cur = &(*reports)[idx];
+		} else if (std::sscanf(line, "@@tally %d %d", &p, &fl) == 2) {
+			t->passed += p;
+			t->failed += fl;
+			tallied = true;
+			cur = nullptr;
+		} else if (std::sscanf(line, "@@known %d %255s", &n, name) == 2) {
+			t->known_seen[name] += n;
+		} else if (cur) {
+			*cur += line;
+		}
+	}
+	return tallied;
+}
+
+// Explore @cases in opt.jobs processes; the reports in order, then the tally.
+bool run_jobs(const std::vector<CaseSpec> &cases, const Options &opt, Tally *t)
+{
+	std::vector<std::FILE *> files;
+	std::vector<pid_t> pids;
+	std::vector<std::string> reports(cases.size());
+	bool ok = true;
+
+	std::fflush(stdout);
+	for (unsigned k = 0; k < opt.jobs; k++) {
+		std::FILE *f = std::tmpfile();
+		pid_t pid = f ? fork() : -1;
+
+		if (pid == 0) {
+			if (dup2(fileno(f), STDOUT_FILENO) < 0)
+				_exit(EXIT_USAGE);
+			run_shard(cases, k, opt);
+			_exit(EXIT_PASS);
+		}
+		if (pid < 0) {
+			std::perror("ocq_sim: --jobs");
+			ok = false;
+			break;
+		}
+		files.push_back(f);
+		pids.push_back(pid);
+	}
+	for (size_t k = 0; k < pids.size(); k++) {
+		int status = 0;
+
+		waitpid(pids[k], &status, 0);
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != EXIT_PASS ||
+		    !read_shard(files[k], &reports, t)) {
+			std::printf("ocq_sim: job %zu of %u did not finish (status %d)\n", k,
+				    opt.jobs, status);
+			ok = false;
+		}
+		std::fclose(files[k]);
+	}
+	for (const std::string &r : reports)
+		std::fputs(r.c_str(), stdout);
+	return ok;
+}
+
 } // namespace
 
 int main(int argc, char **argv)
 {
 	Options opt;
-	int exit_now = EXIT_PASS, passed = 0, failed = 0;
-	std::map<std::string, int> known_seen;
+	int exit_now = EXIT_PASS;
+	std::vector<CaseSpec> cases;
+	Tally t;
+	bool ok = true;
 
 	std::setvbuf(stdout, nullptr, _IOLBF, 0);
 	if (!parse(argc, argv, &opt, &exit_now))
@@ -509,24 +637,23 @@ int main(int argc, char **argv)
 	for (const CaseSpec &spec : all_cases()) {
 		if (!opt.only.empty() && spec.name.find(opt.only) == std::string::npos)
 			continue;
-		if (opt.list) {
+		if (opt.list)
 			std::printf("%s\n", spec.name.c_str());
-			continue;
-		}
-		Result r = explore(spec, opt);
-
-		for (const KnownHit &h : r.known)
-			known_seen[h.bug->id]++;
-		if (report(spec, r, opt)) {
-			passed++;
-		} else {
-			failed++;
-			if (opt.first_fail)
-				break;
-		}
+		else
+			cases.push_back(spec);
 	}
 	if (opt.list)
 		return EXIT_PASS;
+	if (opt.jobs > 1 && !opt.first_fail) {
+		ok = run_jobs(cases, opt, &t);
+	} else {
+		for (const CaseSpec &spec : cases)
+			if (!run_case(spec, opt, &t) && opt.first_fail)
+				break;
+	}
+	int passed = t.passed, failed = t.failed + !ok;
+	std::map<std::string, int> &known_seen = t.known_seen;
+
 	for (const KnownBug &k : known_bugs)
 		if (known_seen.count(k.id))
 			std::printf("known engine bug %s, in %d case(s): %s\n", k.id,
