@@ -15,6 +15,15 @@
 . /selftests/demo/lib.sh
 
 MIX=mix=null:1,echo:1,read:1,write:1
+# 6.12's rxe retransmits once the link is back.  A flap once ended in its
+# WARN_ON_ONCE(wqe->status == IB_WC_SUCCESS) of rxe_completer(), which
+# panic_on_warn turns into a failed run: the error returns of check_ack()
+# that set no status are nearly all about RDMA READ responses.  WRITE calls
+# are the server's RDMA READs, so 6.12 flaps without them.
+case $(uname -r) in
+6.1.*) ;;
+*) MIX=mix=null:1,echo:1,read:1 ;;
+esac
 CONNS=2
 CREDITS=16
 
