@@ -42,7 +42,9 @@
  *	and with %IB_OCQ_POSTPONE_ARM resumes are the only arms.
  * fake_teardown_race: weak; cycles of create, stream, drain, then free while
  *	an injector keeps calling the completion handler; destroy_cq stops it.
- *	Every fourth cycle frees halfway through the stream, undrained.
+ *	Every fourth cycle frees halfway through the stream, undrained.  Every
+ *	cycle has the watchdog: a drained one must need no rescue after a
+ *	stall.
  * fake_small_ring: weak; 2048 credits against engine rings of 256 entries
  *	(cq->cqe; the provider's ring is larger) and a slow done(): the CQ run
  *	stalls in flow and parallel mode, and must still deliver everything.
@@ -87,7 +89,9 @@
  * teardown_loop: @cycles short streams, each freed under late callbacks,
  *	rotating through the modes, with and without the watchdog, postponed
  *	arm and random pauses, drained or freed halfway.  Every cycle checks
- *	that the provider's objects (CQs, kthreads) are all gone.
+ *	that the provider's objects (CQs, kthreads) are all gone, and a
+ *	drained one with the watchdog and no pauser that it needed no rescue
+ *	after a stall.
  * alloc_fail: one ib_ocq_alloc() on the create path named by path=, on the
  *	fake device or on the real one named by device=, for the error paths
  *	under the plumbing's fail_nth: a failure must be -ENOMEM and leave
@@ -201,6 +205,22 @@ MODULE_PARM_DESC(poll_ctx, "fake_weak: workqueue, unbound, softirq or direct");
 /* fake_lossy: the safety net's period, and the stall bound without it. */
 #define FAKE_WATCHDOG_MS 10
 #define FAKE_LOSSY_STALL_MS 500
+/* teardown cycles freed halfway: a period whose ticks race the free */
+#define FAKE_WATCHDOG_RACE_MS 1
+/*
+ * The safety net's period where a rescue after a stall is a failure: a
+ * short stream on a provider that loses nothing, without the pauser (whose
+ * resumes would heal a lost wakeup first), drained and its statistics
+ * checked.  A tick starts a run only if no event came since the last tick.
+ * Such a stream, with its drain and free, takes tens of milliseconds under
+ * TCG (the longest wait for progress seen is about 20 ms), so the watchdog
+ * rarely looks at all.  A lost wakeup stops the stream until a tick finds
+ * it, one to two periods, well inside the stall bound: a rescue with a gap
+ * in the progress of half a period or more fails the stream.  A rescue
+ * without such a gap is a tick that fell between an unstall's clear and its
+ * kick of a parked CQ run (unarmed, so no events): nothing was lost.
+ */
+#define FAKE_WATCHDOG_LONG_MS 1000
 /* fake_lossy without the watchdog: streams to try until one stalls */
 #define FAKE_LOSSY_TRIES 5
 /*
@@ -1325,15 +1345,16 @@ static bool fake_wait_delivered(struct fake_run *r, unsigned int bound_ms)
 
 	for (;;) {
 		now = atomic_long_read(&r->delivered);
-		if (fake_finished(r) && now == fake_pushed(r))
-			return true;
+		/* the last gap too: a rescue may have ended it */
 		if (now != last) {
 			r->max_gap = max(r->max_gap, jiffies - last_change);
 			last = now;
 			last_change = jiffies;
-		} else if (time_after(jiffies, last_change + bound)) {
-			return false;
 		}
+		if (fake_finished(r) && now == fake_pushed(r))
+			return true;
+		if (time_after(jiffies, last_change + bound))
+			return false;
 		msleep(FAKE_POLL_MS);
 	}
 }
@@ -1562,6 +1583,17 @@ static bool fake_trails(u64 engine, u64 provider, u64 slack)
 	return engine <= provider && provider - engine <= slack;
 }
 
+/* A rescue after a stall is a lost wakeup: see %FAKE_WATCHDOG_LONG_MS. */
+static bool fake_rescue_fails(const struct fake_run *r,
+			      const struct ib_ocq_stats *s)
+{
+	unsigned long gap = msecs_to_jiffies(FAKE_WATCHDOG_LONG_MS / 2);
+
+	return !(r->fcq->sem & FAKE_LOSSY) &&
+	       r->attr.watchdog_ms >= FAKE_WATCHDOG_LONG_MS && s->rescues &&
+	       r->max_gap >= gap;
+}
+
 /* The statistics against what was pushed and what the provider saw. */
 static void fake_check_stats(struct fake_run *r, const struct ib_ocq_stats *s)
 {
@@ -1583,6 +1615,10 @@ static void fake_check_stats(struct fake_run *r, const struct ib_ocq_stats *s)
 			   "repolls == positive req_notify_cq returns");
 	if (!r->attr.watchdog_ms)
 		fake_check(r, !s->rescues, "no rescues without a watchdog");
+	else if (!fake_check(r, !fake_rescue_fails(r, s),
+			     "no rescue after a stall on a lossless provider"))
+		pr_info("# %s: %llu rescued after %u ms without progress\n",
+			r->name, s->rescues, jiffies_to_msecs(r->max_gap));
 	fake_check(r, !s->cq_errors && !fcq->overruns, "no CQ overrun");
 	fake_check(r, (r->mode == IB_OCQ_STRICT) == !s->domain_runs,
 		   "domain runs iff flow or parallel mode");
@@ -1621,6 +1657,22 @@ struct fake_scenario {
 	int (*run_all)(const struct fake_scenario *sc, struct fake_dev *fdev,
 		       struct fake_ktap *k);
 };
+
+/*
+ * The safety net's period for a stream that has one:
+ * %FAKE_WATCHDOG_LONG_MS where fake_check_stats() holds a rescue against
+ * the engine, else @fast.  Not on the lossy provider (its rescues are the
+ * point), nor on a stream with the pauser (its resumes heal a lost wakeup
+ * first), one freed halfway (no statistics are checked: its ticks race the
+ * stream and the free) or a bulk one (it runs for seconds: ticks race it).
+ */
+static unsigned int fake_watchdog_ms(const struct fake_run *r,
+				     unsigned int fast)
+{
+	if ((r->sc->sem & FAKE_LOSSY) || r->pause || r->abrupt || r->bulk)
+		return fast;
+	return FAKE_WATCHDOG_LONG_MS;
+}
 
 /* fake_teardown_race: free the OCQ while the injector calls the handler. */
 static int fake_free_injected(struct fake_run *r)
@@ -2060,9 +2112,12 @@ static int fake_run_pause(struct fake_run *r, struct fake_dev *fdev,
 
 /*
  * fake_teardown_race: many short streams, each drained (as after
- * ib_drain_qp()) and freed under late callbacks; the watchdog on every
- * other cycle, so its cancellation races too; one cycle in
- * %FAKE_ABRUPT_CYCLE freed halfway, undrained.
+ * ib_drain_qp()) and freed under late callbacks; one cycle in
+ * %FAKE_ABRUPT_CYCLE freed halfway, undrained.  The watchdog in every
+ * cycle: a drained one must need no rescue after a stall
+ * (%FAKE_WATCHDOG_LONG_MS; its cancel drops an idle timer), so that a
+ * wakeup the engine loses fails it; one freed halfway ticks fast, so that
+ * its ticks race the free.  (teardown_loop has drained cycles without.)
  */
 static int fake_run_teardown(struct fake_run *r, struct fake_dev *fdev,
 			     struct fake_ktap *k)
@@ -2074,8 +2129,9 @@ static int fake_run_teardown(struct fake_run *r, struct fake_dev *fdev,
 	r->inject = true;
 	for (i = 0; i < cycles && !ret && !atomic_read(&r->failures); i++) {
 		r->quiet = i > 0;
-		r->attr.watchdog_ms = i & 1;
 		r->abrupt = i % FAKE_ABRUPT_CYCLE == FAKE_ABRUPT_CYCLE - 1;
+		r->attr.watchdog_ms =
+			fake_watchdog_ms(r, FAKE_WATCHDOG_RACE_MS);
 		ret = fake_stream_once(r, fdev, false, &stalled);
 	}
 	pr_info("# %s: %u cycles of %llu completions, %u freed undrained leaving %llu\n",
@@ -2150,19 +2206,22 @@ static u64 fake_mode_total(const struct fake_scenario *sc)
  * teardown_loop: the configuration of cycle @i.  The mode turns fastest;
  * then, bit by bit, the watchdog, the postponed arm (with the pauser: with
  * done() it is what arms), a free halfway through the stream, and random
- * pauses.  Every cycle is freed under late callbacks.
+ * pauses.  Every cycle is freed under late callbacks.  A drained cycle with
+ * the watchdog and no pauser must need no rescue after a stall; the others
+ * tick fast.
  */
 static struct fake_run *fake_loop_config(struct fake_run **runs, unsigned int i)
 {
 	struct fake_run *r = runs[i % FAKE_NR_MODES];
 	unsigned int j = i / FAKE_NR_MODES;
 
-	r->attr.watchdog_ms = j & 1;
 	r->attr.flags = j & 2 ? IB_OCQ_POSTPONE_ARM : 0;
 	r->abrupt = j & 4;
 	r->pause = j & (2 | 8);
 	r->inject = true;
 	r->quiet = true;
+	r->attr.watchdog_ms =
+		j & 1 ? fake_watchdog_ms(r, FAKE_WATCHDOG_RACE_MS) : 0;
 	return r;
 }
 
@@ -2439,14 +2498,16 @@ struct fake_soak {
 /* soak: random pauses, postponed arm, watchdog and teardown of a cycle. */
 static void fake_soak_chaos(struct fake_run *r, u32 *rnd)
 {
-	if ((r->sc->sem & FAKE_LOSSY) || !(fake_rand(rnd) % 4))
-		r->attr.watchdog_ms = FAKE_WATCHDOG_MS;
+	bool watchdog = (r->sc->sem & FAKE_LOSSY) || !(fake_rand(rnd) % 4);
+
 	r->pause = fake_rand(rnd) % 2;
 	if (r->pause && fake_rand(rnd) % 2)
 		r->attr.flags = IB_OCQ_POSTPONE_ARM;
 	r->inject = !(fake_rand(rnd) % 4);
 	r->abrupt = r->inject && fake_rand(rnd) % 2;
 	r->quiet = true;
+	if (watchdog)
+		r->attr.watchdog_ms = fake_watchdog_ms(r, FAKE_WATCHDOG_MS);
 }
 
 /*
