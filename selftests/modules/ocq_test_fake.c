@@ -72,6 +72,10 @@
  *	the other worker.
  * fake_bad_attr: every -EINVAL of the allocation and of the helpers, none
  *	with a warning.
+ * fake_drain_paused: ib_drain_qp(), through the device's drain_sq and
+ *	drain_rq, on the QPs of an OCQ that is paused or whose arm is
+ *	postponed: each drain returns within two leases, after its QP's
+ *	completions; with a flow_key by request too.
  *
  * poll_ctx= (fake_weak only): the OCQ comes from ib_ocq_alloc_cq() with that
  * poll context (workqueue, unbound, softirq or direct), and done() also checks
@@ -991,6 +995,10 @@ static bool fake_cq_push(struct fake_cq *fcq, struct fake_req *req,
 	return true;
 }
 
+/* fake_drain_paused: the QPs of that scenario, drained */
+static void fake_drain_sq(struct ib_qp *qp);
+static void fake_drain_rq(struct ib_qp *qp);
+
 static const struct ib_device_ops fake_dev_ops = {
 	.owner = THIS_MODULE,
 	.driver_id = RDMA_DRIVER_UNKNOWN,
@@ -999,6 +1007,8 @@ static const struct ib_device_ops fake_dev_ops = {
 	.poll_cq = fake_poll_cq,
 	.req_notify_cq = fake_req_notify_cq,
 	.modify_cq = fake_modify_cq,
+	.drain_sq = fake_drain_sq,
+	.drain_rq = fake_drain_rq,
 	INIT_RDMA_OBJ_SIZE(ib_cq, fake_cq, ibcq),
 };
 
@@ -3545,6 +3555,405 @@ static int fake_run_parallel_slow(const struct fake_scenario *sc,
 	return ret;
 }
 
+/* --- fake_drain_paused: ib_drain_qp() on a paused or postponed OCQ --- */
+
+#define FAKE_DRAIN_QPS 2
+/* completions of each QP, half delivered before the pause, half behind it */
+#define FAKE_DRAIN_REQS 32
+/*
+ * The lease: a pause or postponed arm nobody ends lasts this to twice this.
+ * Long enough that it is still on when the first drain begins.
+ */
+#define FAKE_DRAIN_PAUSE_MS 500
+/*
+ * Every ib_drain_qp() of a case returns within this: each of its two
+ * drains (send, then receive) may wait for a whole lease of up to twice
+ * pause_ms, and TCG is slow.
+ */
+#define FAKE_DRAIN_BOUND_MS (2 * 2 * FAKE_DRAIN_PAUSE_MS + 2000)
+/* a drain that waited this long is reported as hung, and given up */
+#define FAKE_DRAIN_GIVE_UP_MS 10000
+/*
+ * Keyed cases: how long the first done() behind a drain waits for the
+ * drain's completion, which must not come meanwhile (it would overtake).
+ */
+#define FAKE_DRAIN_OVERTAKE_MS 300
+
+struct fake_drain;
+
+/**
+ * struct fake_dqp - a fake QP that ib_drain_qp() can drain
+ * @h: the case it belongs to
+ * @f: its flow: @f.qp is the QP, with the device and both CQs set
+ * @reqs: its completions, in sequence
+ * @marker: the drain's own work request: a flush behind everything else
+ * @drained: the marker's done() ran
+ * @next_seq: the sequence number done() expects (D)
+ * @dones: done() calls of @reqs (A)
+ * @markers: markers pushed, one per drain (test)
+ * @marked: the marker's done() calls (A)
+ * @given_up: a drain timed out; the marker may still come (D, then test)
+ */
+struct fake_dqp {
+	struct fake_drain *h;
+	struct fake_flow f;
+	struct fake_req reqs[FAKE_DRAIN_REQS];
+	struct fake_req marker;
+	struct completion drained;
+	u32 next_seq;
+	atomic_t dones;
+	unsigned int markers;
+	atomic_t marked;
+	bool given_up;
+};
+
+/**
+ * struct fake_drain - one case of fake_drain_paused
+ * @ocq: the OCQ
+ * @fcq: its fake CQ
+ * @qps: the QPs sharing it
+ * @keyed: a flow_key sends the first half of each QP's completions to one
+ *	domain and the second half to another, by request (wr_cqe)
+ * @keys: those two flow keys, in different domains
+ * @failures: failed checks in done() and process()
+ */
+struct fake_drain {
+	struct ib_ocq *ocq;
+	struct fake_cq *fcq;
+	struct fake_dqp qps[FAKE_DRAIN_QPS];
+	bool keyed;
+	u32 keys[2];
+	atomic_t failures;
+};
+
+/* A failed check of @d's: @what. */
+static void fake_drain_fail(struct fake_dqp *d, const char *what)
+{
+	atomic_inc(&d->h->failures);
+	pr_info("# drain: qp %#x: %s\n", d->f.qp.qp_num, what);
+}
+
+/* The same, with the number it is about: a seq, a count, ms. */
+static void fake_drain_fail_at(struct fake_dqp *d, const char *what, u32 n)
+{
+	atomic_inc(&d->h->failures);
+	pr_info("# drain: qp %#x: %s (%u)\n", d->f.qp.qp_num, what, n);
+}
+
+static void fake_drain_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_dqp *d = container_of(req->flow, struct fake_dqp, f);
+
+	if (req->seq != d->next_seq || wc->status != IB_WC_SUCCESS)
+		fake_drain_fail_at(d, "out of order or failed: seq", req->seq);
+	d->next_seq = req->seq + 1;
+	/*
+	 * Keyed: the first completion behind the drain holds its domain a
+	 * while, so that a flush sent to the other, idle domain would be
+	 * dispatched meanwhile and overtake it.
+	 */
+	if (d->h->keyed && req->seq == FAKE_DRAIN_REQS / 2) {
+		unsigned long end =
+			jiffies + msecs_to_jiffies(FAKE_DRAIN_OVERTAKE_MS);
+
+		while (!atomic_read(&d->marked) && time_before(jiffies, end))
+			usleep_range(100, 200);
+	}
+	atomic_inc(&d->dones);
+}
+
+/*
+ * The keyed cases' flow_key, by request, found through wr_cqe as a ULP
+ * keys by its own request.  Asked of a drain's flush, it would send the
+ * flush (its marker's sequence number is 0) to the first half's domain,
+ * idle while the second half waits in the other.
+ */
+static u32 fake_drain_key(struct ib_cq *cq, const struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_dqp *d = container_of(req->flow, struct fake_dqp, f);
+	struct fake_drain *h = ib_ocq_private(cq);
+
+	if (req == &d->marker)
+		fake_drain_fail(d, "flow_key() of the drain's completion");
+	return h->keys[req->seq >= FAKE_DRAIN_REQS / 2];
+}
+
+/* The drain's completion: every earlier one of its QP must have come. */
+static void fake_drain_marker_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_dqp *d = container_of(req->flow, struct fake_dqp, f);
+	u32 n = atomic_read(&d->dones);
+
+	/* the QP's completions are all pushed before its first drain */
+	if (n != FAKE_DRAIN_REQS)
+		fake_drain_fail_at(d, "drain before its completions: dones", n);
+	atomic_inc(&d->marked);
+	complete(&d->drained);
+}
+
+/* A drain's flush is no request of the ULP: process() must not see it. */
+static void fake_drain_process(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_dqp *d = container_of(req->flow, struct fake_dqp, f);
+
+	if (req == &d->marker)
+		fake_drain_fail(d, "process() of the drain's completion");
+}
+
+/*
+ * The device's drain_sq and drain_rq, which ib_drain_qp() calls instead of
+ * its own: what __ib_drain_sq() does, on a QP whose work is all in the CQ
+ * already.  The QP's flush completion goes in behind it, and the drain
+ * waits for that completion's done(); as ib_core's, it waits without
+ * bound for a CQ that is processed, but gives up on one that hangs.
+ */
+static void fake_drain_wq(struct ib_qp *qp)
+{
+	unsigned long give_up = msecs_to_jiffies(FAKE_DRAIN_GIVE_UP_MS);
+	struct fake_dqp *d = qp->qp_context;
+	struct ib_wc wc = {
+		.wr_cqe = &d->marker.cqe,
+		.status = IB_WC_WR_FLUSH_ERR,
+		.opcode = IB_WC_SEND,
+		.qp = qp,
+	};
+
+	/* only fake_drain_init() makes QPs that can be drained */
+	if (WARN_ON_ONCE(!d) || d->given_up)
+		return;
+	reinit_completion(&d->drained);
+	if (!fake_cq_push(d->h->fcq, &d->marker, &wc)) {
+		fake_drain_fail(d, "CQ overrun on the drain's completion");
+		return;
+	}
+	d->markers++;
+	if (!wait_for_completion_timeout(&d->drained, give_up)) {
+		d->given_up = true;
+		fake_drain_fail_at(d, "the drain did not return within ms",
+				   FAKE_DRAIN_GIVE_UP_MS);
+	}
+}
+
+static void fake_drain_sq(struct ib_qp *qp)
+{
+	fake_drain_wq(qp);
+}
+
+static void fake_drain_rq(struct ib_qp *qp)
+{
+	fake_drain_wq(qp);
+}
+
+/* Push @n completions of each QP from @from on, one burst of CQEs. */
+static void fake_drain_push(struct fake_drain *h, u32 from, u32 n)
+{
+	struct fake_cq *fcq = h->fcq;
+	unsigned long flags;
+	bool direct;
+	u32 i, q;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	for (i = from; i < from + n; i++) {
+		for (q = 0; q < FAKE_DRAIN_QPS; q++) {
+			struct fake_dqp *d = &h->qps[q];
+			struct ib_wc wc = {
+				.wr_cqe = &d->reqs[i].cqe,
+				.status = IB_WC_SUCCESS,
+				.opcode = IB_WC_RECV,
+				.qp = &d->f.qp,
+			};
+
+			if (!fake_cq_add(fcq, &d->reqs[i], &wc))
+				fake_drain_fail_at(d, "CQ overrun: seq", i);
+		}
+	}
+	direct = fake_cq_land(fcq);
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	if (direct)
+		fake_direct(fcq);
+}
+
+/* Wait until every QP saw its first @n completions. */
+static bool fake_drain_wait(struct fake_drain *h, u32 n)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(stall_ms);
+	u32 q;
+
+	for (q = 0; q < FAKE_DRAIN_QPS; q++) {
+		while (atomic_read(&h->qps[q].dones) < n) {
+			if (time_after(jiffies, end))
+				return false;
+			msleep(FAKE_POLL_MS);
+		}
+	}
+	return true;
+}
+
+static void fake_drain_init(struct fake_drain *h, struct fake_dev *fdev)
+{
+	struct ib_cq *cq = ib_ocq_cq(h->ocq);
+	u32 q, i;
+
+	h->fcq = to_fake_cq(cq);
+	for (q = 0; q < FAKE_DRAIN_QPS; q++) {
+		struct fake_dqp *d = &h->qps[q];
+
+		d->h = h;
+		d->f.qp.qp_num = 0x100 + q;
+		d->f.qp.device = &fdev->ibdev;
+		d->f.qp.send_cq = cq;
+		d->f.qp.recv_cq = cq;
+		d->f.qp.qp_context = d;
+		init_completion(&d->drained);
+		for (i = 0; i < FAKE_DRAIN_REQS; i++) {
+			d->reqs[i].cqe.done = fake_drain_done;
+			d->reqs[i].flow = &d->f;
+			d->reqs[i].seq = i;
+		}
+		d->marker.cqe.done = fake_drain_marker_done;
+		d->marker.flow = &d->f;
+	}
+}
+
+/*
+ * Stream half of each QP's completions; then pause (or, postponed, stop
+ * arming) and push the other half, which now waits in the CQ; then drain
+ * every QP.  Each drain must return within FAKE_DRAIN_BOUND_MS, after every
+ * completion of its QP.  Return the longest drain in ms, or -errno.
+ */
+static int fake_drain_case(struct fake_drain *h, bool postpone)
+{
+	const u32 half = FAKE_DRAIN_REQS / 2;
+	int longest = 0;
+	u32 q;
+
+	if (postpone)
+		ib_ocq_resume(h->ocq); /* the first arm; nobody arms again */
+	if (!fake_wait_armed(h->fcq, stall_ms)) {
+		pr_info("# drain: the new CQ was not armed\n");
+		return -ETIMEDOUT;
+	}
+	fake_drain_push(h, 0, half);
+	if (!fake_drain_wait(h, half)) {
+		pr_info("# drain: the first half was not delivered\n");
+		return -ETIMEDOUT;
+	}
+	if (!postpone)
+		ib_ocq_pause(h->ocq);
+	fake_wait_quiet(h->fcq);
+	fake_drain_push(h, half, FAKE_DRAIN_REQS - half);
+	for (q = 0; q < FAKE_DRAIN_QPS; q++) {
+		struct fake_dqp *d = &h->qps[q];
+		ktime_t t0 = ktime_get();
+		int ms;
+
+		/* else the lease ended the wait first, and this tests nothing */
+		if (!q && atomic_read(&d->dones) != half)
+			fake_drain_fail_at(d, "went on before draining: dones",
+					   atomic_read(&d->dones));
+		ib_drain_qp(&d->f.qp);
+		ms = ktime_ms_delta(ktime_get(), t0);
+		longest = max(longest, ms);
+		if (d->given_up)
+			continue;
+		if (ms > FAKE_DRAIN_BOUND_MS)
+			fake_drain_fail_at(d, "drain over its bound: ms", ms);
+		if (atomic_read(&d->marked) != d->markers)
+			fake_drain_fail_at(d, "flush done() twice: calls",
+					   atomic_read(&d->marked));
+	}
+	return longest;
+}
+
+/* the cases: every mode, then flow mode keyed by request; paused, postponed */
+static const char *const fake_drain_names[] = {
+	"strict_paused",      "flow_paused",	      "parallel_paused",
+	"flow_keyed_paused",  "strict_postponed",     "flow_postponed",
+	"parallel_postponed", "flow_keyed_postponed",
+};
+
+#define FAKE_DRAIN_CASES (FAKE_NR_MODES + 1)
+
+/* Case @i of fake_drain_paused: a fresh OCQ, drained; false if it failed. */
+static bool fake_drain_one(struct fake_dev *fdev, unsigned int i)
+{
+	bool keyed = i % FAKE_DRAIN_CASES == FAKE_NR_MODES;
+	enum ib_ocq_mode mode = keyed ? IB_OCQ_FLOW : i % FAKE_DRAIN_CASES;
+	bool postpone = i >= FAKE_DRAIN_CASES;
+	struct ib_ocq_attr attr = {
+		.mode = mode,
+		.nr_domains = mode == IB_OCQ_STRICT ? 0 : 4,
+		.flags = postpone ? IB_OCQ_POSTPONE_ARM : 0,
+		.pause_ms = FAKE_DRAIN_PAUSE_MS,
+		.flow_key = keyed ? fake_drain_key : NULL,
+		.process = mode == IB_OCQ_PARALLEL ? fake_drain_process : NULL,
+	};
+	struct ib_ocq_stats s;
+	struct fake_drain *h;
+	bool ok;
+	int ms;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return false;
+	h->keyed = keyed;
+	/* keyed: two keys in different domains, as the engine spreads them */
+	h->keys[0] = 1;
+	h->keys[1] = 2;
+	while (keyed && hash_32(h->keys[1], 32) % attr.nr_domains ==
+				hash_32(h->keys[0], 32) % attr.nr_domains)
+		h->keys[1]++;
+	h->ocq = ib_ocq_alloc(&fdev->ibdev, h, cqe, 0, &attr);
+	if (IS_ERR(h->ocq)) {
+		pr_info("# drain: %s: ib_ocq_alloc: %ld\n", fake_drain_names[i],
+			PTR_ERR(h->ocq));
+		kfree(h);
+		return false;
+	}
+	fake_drain_init(h, fdev);
+	ms = fake_drain_case(h, postpone);
+	if (!postpone)
+		ib_ocq_resume(h->ocq);
+	ib_ocq_get_stats(h->ocq, &s);
+	/* what a given-up drain left behind ends with the OCQ */
+	ib_ocq_free(h->ocq);
+	if (ms >= 0)
+		pr_info("# drain: %s: longest ib_drain_qp() %d ms (bound %d), lease_resumes %llu\n",
+			fake_drain_names[i], ms, FAKE_DRAIN_BOUND_MS,
+			s.lease_resumes);
+	else
+		pr_info("# drain: %s: no drain: %d\n", fake_drain_names[i], ms);
+	ok = ms >= 0 && !atomic_read(&h->failures) && s.lease_resumes > 0;
+	kfree(h);
+	return ok;
+}
+
+/*
+ * fake_drain_paused: ib_drain_qp() on every QP of an OCQ that is paused,
+ * and of one whose arm is postponed and nobody arms, in every mode and in
+ * flow mode keyed by request, with completions of both QPs waiting in the
+ * CQ: each drain returns within two leases, after every completion of its
+ * QP, in order, and neither process() nor flow_key() sees the drain's
+ * flush.  The lease must have ended the wait.
+ */
+static int fake_run_drain_paused(const struct fake_scenario *sc,
+				 struct fake_dev *fdev, struct fake_ktap *k)
+{
+	unsigned int i;
+
+	fdev->sem = sc->sem;
+	fdev->rnd = fake_seed(6000);
+	fdev->ring = 0;
+	for (i = 0; i < ARRAY_SIZE(fake_drain_names); i++)
+		fake_result(k, fake_drain_one(fdev, i), fake_drain_names[i],
+			    NULL);
+	return 0;
+}
+
 /* --- fake_bad_attr: every -EINVAL, none with a warning --- */
 
 static u32 fake_flow_key(struct ib_cq *cq, const struct ib_wc *wc)
@@ -3958,6 +4367,11 @@ static const struct fake_scenario fake_scenarios[] = {
 		.name = "fake_parallel_slow",
 		.sem = FAKE_PROMPT | FAKE_TRICKLE,
 		.run_all = fake_run_parallel_slow,
+	},
+	{
+		.name = "fake_drain_paused",
+		.sem = FAKE_PROMPT,
+		.run_all = fake_run_drain_paused,
 	},
 	{
 		.name = "teardown_loop",
