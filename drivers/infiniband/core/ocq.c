@@ -719,16 +719,18 @@ void ib_ocq_free(struct ib_ocq *ocq)
 EXPORT_SYMBOL(ib_ocq_free);
 
 /*
- * Cancel a unit's queued run and wait for a running one.  irq_poll_disable()
- * leaves the poll scheduled for good, so that no softirq run follows (and
- * must be called once only); a back-off's delayed work that fires later
- * schedules nothing.
+ * Cancel a unit's queued run and wait for a running one, removing what that
+ * run queued for itself (struct ocq_engine_ops).  irq_poll_disable() waits
+ * for a softirq run and leaves the poll scheduled for good, so that none
+ * follows (it must be called once only); a back-off that run queued is the
+ * delayed work, cancelled after it.  A work item that requeues itself while
+ * cancel_delayed_work_sync() waits for it is refused.
  */
 static void ib_ocq_cancel(struct ocq_work *w)
 {
-	cancel_delayed_work_sync(&w->dwork);
 	if (w->ocq->poll_ctx == IB_POLL_SOFTIRQ)
 		irq_poll_disable(&w->iop);
+	cancel_delayed_work_sync(&w->dwork);
 }
 
 /*

@@ -287,7 +287,9 @@ static int ocq_pass_begin(atomic_t *gate, int clear)
 /*
  * Drop OCQ_RUN at the end of a run that waits for a kick.  Return true if
  * a kick came after the pass began: the run must make another pass.  While
- * paused or dead the run ends even so; resume or nothing will follow.
+ * paused or dead the run ends even so; resume or nothing will follow.  The
+ * fully ordered cmpxchg pairs with the one of ocq_gate_kick() that takes
+ * OCQ_RUN next: the next run, on whichever CPU, sees this run's stores.
  */
 static bool ocq_release(atomic_t *gate)
 {
@@ -304,15 +306,12 @@ static bool ocq_release(atomic_t *gate)
 /*
  * End a run that must go on later: keep OCQ_RUN and queue the next run, at
  * once or, to back off from a provider that won't arm, a moment later.
+ * During teardown too: the host's cancel of the unit waits for this run and
+ * removes what it queued (see &struct ocq_engine_ops), and a queued run
+ * that starts first ends at once on OCQ_DEAD.
  */
 static void ocq_yield(struct ocq_engine *e, unsigned int unit, bool later)
 {
-	atomic_t *gate = &e->units[unit].gate;
-
-	if (atomic_read(gate) & OCQ_DEAD) {
-		atomic_andnot(OCQ_RUN, gate);
-		return;
-	}
 	WRITE_ONCE(e->units[unit].yields, e->units[unit].yields + 1);
 	trace_ocq_yield(e->cq, unit);
 	if (later && e->ops->schedule_later)

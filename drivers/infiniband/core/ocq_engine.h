@@ -50,7 +50,12 @@ struct ocq_engine;
 /**
  * struct ocq_engine_ops - what the engine asks of its host
  * @schedule: queue a run of @unit that calls ocq_engine_run().  Called only
- *	by the context that set the unit's OCQ_RUN, so at most once per run.
+ *	by the context that set the unit's OCQ_RUN, so at most once per run,
+ *	or by a run of @unit for the next one (it yields): the host's cancel
+ *	of a unit must wait for its run and remove what that run queued, as
+ *	cancel_work_sync() does for a work item that requeues itself.  The
+ *	engine asks no order between two runs of a unit from the host: the
+ *	gate hands one run's state to the next.
  * @schedule_later: optional; like @schedule, but the run waits a moment,
  *	longer the larger @tries (the runs in a row that backed off).  Used
  *	when the provider fails, or keeps reporting missed events with an

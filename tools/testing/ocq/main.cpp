@@ -94,7 +94,7 @@ struct Result {
 	std::string other; // seeded case: a failure of another property
 	std::string other_schedule;
 	long handler_calls = 0, empty_handlers = 0, runs = 0, empty_runs = 0;
-	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0;
+	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0, hops = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -177,6 +177,13 @@ std::vector<CaseSpec> all_cases()
 	// the park handshake with stale reads, small enough to exhaust
 	c = make_case("flow-park", "iba-weak", "weak/flow-park");
 	c.stale_bound = 1;
+	v.push_back(c);
+	// the CQ unit's runs on two contexts: the gate alone hands a run's
+	// state to the next
+	c = make_case("strict", "iba-weak", "weak/cq-handoff");
+	c.stale_bound = 1;
+	c.cq_hops = true;
+	c.budget = 0;
 	v.push_back(c);
 	// weak memory: stale reads as the LKMM allows them (mm.cpp)
 	for (const char *m : {"strict", "flow", "parallel", "postpone", "teardown", "stall-flow",
@@ -263,6 +270,7 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.empty_runs += o.empty_runs;
 			r.stalls += o.stalls;
 			r.parks += o.parks;
+			r.hops += o.hops;
 			r.yields += o.yields;
 			r.rescues += o.rescues;
 			r.stale_reads += o.stale_reads;
@@ -313,6 +321,8 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.failure = "coverage: no run ever parked";
 		if (spec.provider == "lossy" && !r.rescues)
 			r.failure = "coverage: the watchdog never rescued";
+		if (spec.cq_hops && !r.hops)
+			r.failure = "coverage: no CQ run changed context";
 	}
 	return r;
 }

@@ -212,6 +212,10 @@ void World::add_contexts()
 		unit->worker = sched_.add(
 			"work" + std::to_string(u), [this, u] { worker(u); },
 			[this, unit] { return work_ready(*unit); });
+		if (u == 0 && spec_.cq_hops)
+			unit->worker2 = sched_.add(
+				"work0-cpu1", [this] { worker(0); },
+				[this, unit] { return work_ready(*unit); });
 	}
 	if (mi_.ulp == 3)
 		sched_.add(
@@ -344,16 +348,18 @@ void World::worker(unsigned int unit)
 
 	for (;;) {
 		u.queued = false;
-		u.running = true;
+		u.running++;
 		u.runs++;
 		mm_acquire(unit); /* the run sees what was before queue_work() */
+		if (unit == 0 && spec_.cq_hops)
+			check_handoff();
 		if (freed_)
 			fail(fmt("use after free: work of unit %ld ran after the engine was freed",
 				 unit));
 		else
 			sim_engine_run(engine_, unit);
 		mm_release(MM_CH_DONE + unit); /* for cancel_work_sync() */
-		u.running = false;
+		u.running--;
 		/*
 		 * Perpetual-positive: every run requeues itself, so without
 		 * fairness the search would follow one worker forever.  The
@@ -389,7 +395,7 @@ void World::schedule(unsigned int unit)
 		return;
 	}
 	/* from the unit's own run: it spent its budget and requeues itself */
-	if (u.running && sched_.self() == u.worker)
+	if (u.running && (sched_.self() == u.worker || sched_.self() == u.worker2))
 		u.requeues++;
 	mm_release(unit);
 	u.queued = true;
@@ -521,6 +527,35 @@ void World::polled(const struct ib_wc *wc, int got)
 	for (int i = 0; i < got; i++)
 		if (const Completion *c = completion_of(&wc[i]))
 			ocq_mm_store(&payload_[c->seq], sizeof(int), 1, OCQ_MM_RELAXED);
+	/*
+	 * What the run stores of its poll (wc_pos, wc_cnt: plain, the run's
+	 * own), seen by the model: a relaxed store after the poll.
+	 */
+	if (spec_.cq_hops) {
+		ocq_mm_store(&poll_mark_, sizeof(int), ++polls_seen_, OCQ_MM_RELAXED);
+		last_poller_ = sched_.self();
+	}
+}
+
+/*
+ * A CQ run begins: it must see what the previous run stored after its last
+ * poll, whichever context ran that one.  The host gives no order between
+ * them here (as when a run of the unit is taken by another CPU); only the
+ * gate does: the fully ordered cmpxchg that dropped OCQ_RUN, read by the
+ * kick that scheduled this run.
+ */
+void World::check_handoff()
+{
+	long seen = (long)ocq_mm_load(&poll_mark_, sizeof(int), OCQ_MM_RELAXED,
+				      "host: the run's own state");
+
+	if (last_poller_ >= 0 && last_poller_ != sched_.self())
+		hops_++;
+
+	if (seen != polls_seen_)
+		fail(fmt("stale run state: a CQ run sees the state of poll %ld, the "
+			 "previous run left that of poll %ld",
+			 seen, (long)polls_seen_));
 }
 
 // Whether the running context sees what the poller wrote of @c.
@@ -695,6 +730,7 @@ Outcome World::run()
 		o.yields += u.requeues;
 	o.rescues = (long)s.rescues;
 	o.stale_reads = mm_stale_reads();
+	o.hops = hops_;
 	return o;
 }
 
@@ -774,13 +810,13 @@ void World::check_stats(const struct sim_stats &s)
 			domain_requeues += units_[i].requeues;
 	}
 	/*
-	 * Every run that requeued itself counts a yield.  A requeue that races
-	 * with teardown (the run checked OCQ_DEAD before disable set it) is
-	 * counted by the engine and then removed by the host's cancel: at most
-	 * one such yield per unit.
+	 * Every run that requeued itself counts a yield.  A requeue while the
+	 * host's cancel of the unit waits for the run is counted by the engine
+	 * and refused by the workqueue: at most one per cancel (the CQ unit is
+	 * cancelled twice).
 	 */
 	if ((long)s.yields < requeues ||
-	    (long)s.yields > requeues + (torn_ ? (long)units_.size() : 0))
+	    (long)s.yields > requeues + (torn_ ? (long)units_.size() + 1 : 0))
 		fail(fmt("stats: yields %ld != runs that requeued themselves "
 			 "%ld (the CQ run's: %ld)",
 			 (long)s.yields, requeues, requeues - domain_requeues));

@@ -35,6 +35,8 @@ struct CaseSpec {
 	long schedules = 0;	     // the case's own schedule budget; 0: --budget
 	bool no_watchdog = false;    // lossy provider without its safety net
 	bool single_cancel = false;  // teardown cancels the CQ unit only once
+	bool cq_hops = false;	     // two contexts take the CQ unit's runs, in
+				     // no host order: only the gate hands over
 };
 
 // How a mode sets up the world.
@@ -71,6 +73,8 @@ struct Outcome {
 	long yields = 0;	// host: runs that requeued themselves
 	long rescues = 0;	// engine: completions the watchdog found
 	long stale_reads = 0;	// weak memory: loads that returned an old store
+	long hops = 0;		// cq_hops: CQ runs on another context than the
+				// last poll's
 };
 
 class World {
@@ -105,9 +109,10 @@ private:
 	// one, and queueing fails while it does).
 	struct Unit {
 		int worker = -1;	// the context that runs it
+		int worker2 = -1;	// CaseSpec::cq_hops: the other one
 		int requeues = 0;	// schedule() from its own running run
 		bool queued = false;
-		bool running = false;
+		int running = 0;	// contexts inside a run of it
 		bool cancelling = false;
 		bool cancelled = false;
 		int runs = 0;
@@ -123,6 +128,7 @@ private:
 	bool quiet() const;
 	bool sees_payload(const Completion *c);
 	void check_claims();
+	void check_handoff();
 	void setup_engine();
 	void add_contexts();
 	void producer();
@@ -176,6 +182,10 @@ private:
 	long hol_ = 0;
 	bool claims_failed_ = false;
 	int payload_[80] = {};		// per seq: the poller's copy (weak memory)
+	int polls_seen_ = 0;		// cq_hops: polls of the CQ runs so far
+	int poll_mark_ = 0;		// cq_hops: the same, as the runs see it
+	int last_poller_ = -1;		// cq_hops: the context of the last poll
+	long hops_ = 0;			// cq_hops: see Outcome::hops
 	int result_[80] = {};		// per seq: what process() wrote
 	long last_resume_events_ = -1;	// handler calls at the ULP's last resume			// done() calls while the CQ holds one		// the ULP resumed after done() paused
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
