@@ -12,6 +12,9 @@
 # the test.
 . /selftests/lib/ksft.sh
 
+# ocq_sq_test links against the accounting's exports in ib_ocq.ko
+grep -q '^ib_ocq ' /proc/modules || insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
+
 phase_timeout_s=120
 if ksft_debug_kernel; then
 	phase_timeout_s=480

@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Compiles include/rdma/ib_sq_acct.h, unmodified, as C against the shim
- * headers in include/ and exports it to the C++ test driver.  The header
- * is kernel C (GNU C11); building it with gcc rather than g++ tests the
- * very code the kernel compiles.
+ * headers in include/ and exports it, with drivers/infiniband/core/sq_acct.c
+ * (its own translation unit, linked beside this one), to the C++ test
+ * driver.  Both are kernel C (GNU C11); building them with gcc rather than
+ * g++ tests the very code the kernel compiles.
  */
+#include <linux/slab.h>
+#include <linux/string.h>
 #include <rdma/ib_sq_acct.h>
 
 #include "sq_acct_glue.h"
