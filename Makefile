@@ -41,7 +41,8 @@ VM := tools/testing/vm
 SHELL := /bin/bash
 
 .PHONY: all kernel check check-runner demo lint format clean help sim sim-deep mutants guest-mutants host-tests soak \
-	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps
+	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps \
+	patches
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
 # their builds run in parallel; a Makefile whose checks must not says .NOTPARALLEL.
@@ -216,12 +217,20 @@ uninstall-files:
 		'$(DESTDIR)$(PREFIX)/lib/ocq/$(KVER)' 2>/dev/null; true
 	$(ocq_depmod)
 
-# The documentation, with Sphinx and the kernel's kernel-doc extension (from
-# linux-source-6.1, as tools/lint/ fetches it); a warning of Sphinx or kernel-doc fails.
+# ocq as a kernel patch series (Documentation/layout.rst): git format-patch against
+# Debian's linux-source-6.12 into build/patches/, checkpatch.pl --strict on each patch,
+# then git am on a fresh copy and make M=drivers/infiniband/core W=1 in tree with the
+# 6.12 kernel's config; QUICK=1 stops after checkpatch.  KDIR= plays no part: the
+# series builds in its own tree, with or without it.
+patches:
+	@QUICK='$(QUICK)' scripts/patches.sh
+
 # Debian packages: ocq-dkms and ocq-tools in build/deb/ (scripts/package/)
 deb:
 	@scripts/package/mkdeb.sh
 
+# The documentation, with Sphinx and the kernel's kernel-doc extension (from
+# linux-source-6.1, as tools/lint/ fetches it); a warning of Sphinx or kernel-doc fails.
 htmldocs:
 	@source tools/lint/lib.sh && ensure_tools perl && \
 		{ command -v sphinx-build >/dev/null || apt_install python3-sphinx; } && \
@@ -290,7 +299,7 @@ help:
 	@echo '              per case (deterministic); each case says if it was exhaustive or budget-limited'
 	@echo 'sim-deep      the same at bound 5 with a budget of 200000 schedules per case (hours)'
 	@echo 'mutants       mutation testing: each mutant of the engine (tools/testing/ocq/mutants.txt)'
-	@echo '              must make a case fail; QUICK=1 runs 6 of them; ends "N killed, N survived,'
+	@echo '              must make a case fail; QUICK=1 runs 8 of them; ends "N killed, N survived,'
 	@echo '              N equivalent" (equivalent: argued in Documentation/model-checker.rst, must survive)'
 	@echo 'guest-mutants each mutant of the plumbing (tools/testing/vm/guest-mutants.txt) must make'
 	@echo '              its guest tests fail; a few minutes per mutant, not in CI'
@@ -316,6 +325,8 @@ help:
 	@echo '              modules, purge it all again (changes the system: CI, throwaway machines)'
 	@echo 'ulps          rpcrdma, nvme-rdma and nvmet-rdma from KERNEL='"'"'s linux-source, stock and'
 	@echo '              converted to ocq by the semantic patch (prints its diff); build/<kver>/ulps/'
+	@echo 'patches       ocq as a patch series against linux-source-6.12 in build/patches/: checkpatch'
+	@echo '              --strict on each, git am on a fresh copy, in-tree W=1 build (QUICK=1: no build)'
 	@echo 'htmldocs      render Documentation/ with Sphinx and kernel-doc into build/htmldocs/'
 	@echo 'install-files, uninstall-files  the steps of install/uninstall once KVER= KO_DIR= SYMVERS= are'
 	@echo '              known (internal)'
