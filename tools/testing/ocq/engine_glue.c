@@ -3,6 +3,8 @@
  * The C side of engine_glue.h: plain wrappers of the engine's API.  The
  * engine itself is drivers/infiniband/core/ocq_engine.c, compiled as it is.
  */
+#include <stdio.h>
+
 #include <ocq_sim.h>
 #include <rdma/ib_ocq.h>
 #include "ocq_engine.h"
@@ -42,6 +44,7 @@ struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
 		.budget = a->budget,
 		.nr_domains = a->nr_domains,
 		.process = a->process,
+		.flow_key = a->flow_key,
 	};
 
 	if (!se)
@@ -145,4 +148,28 @@ void sim_engine_destroy(struct ocq_engine *e)
 void sim_engine_watchdog(struct ocq_engine *e)
 {
 	ocq_engine_watchdog(e);
+}
+
+/*
+ * Each slot of each flow ring and of the reorder ring (its completion, not
+ * the shimmed @processed), and the poll batch, which the next CQ run
+ * refills once this one's done() calls have read it.
+ */
+void sim_engine_watch(const struct ocq_engine *e,
+		      void (*watch)(const void *p, unsigned long n, const char *name))
+{
+	unsigned int i, j;
+	char name[64];
+
+	watch(e->wcs, OCQ_BATCH * sizeof(*e->wcs), "the poll batch");
+	for (i = 1; i < e->nr_units; i++) {
+		for (j = 0; e->units[i].ring && j <= e->ring_mask; j++) {
+			snprintf(name, sizeof(name), "slot %u of flow ring %u", j, i);
+			watch(&e->units[i].ring[j], sizeof(struct ib_wc), name);
+		}
+	}
+	for (j = 0; e->slots && j <= e->ring_mask; j++) {
+		snprintf(name, sizeof(name), "reorder slot %u", j);
+		watch(&e->slots[j].wc, sizeof(struct ib_wc), name);
+	}
 }

@@ -31,6 +31,7 @@ struct sim_attr {
 	unsigned int budget;
 	unsigned int nr_domains;
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
+	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
 };
 
 /* struct ib_ocq_stats, field by field */
@@ -63,6 +64,9 @@ void sim_engine_resume(struct ocq_engine *e);
 void sim_engine_disable(struct ocq_engine *e);
 void sim_engine_destroy(struct ocq_engine *e);
 void sim_engine_watchdog(struct ocq_engine *e);
+/* the plain memory the engine hands between contexts, for the race check */
+void sim_engine_watch(const struct ocq_engine *e,
+		      void (*watch)(const void *p, unsigned long n, const char *name));
 
 #ifdef __cplusplus
 }

@@ -94,7 +94,7 @@ struct Result {
 	std::string other; // seeded case: a failure of another property
 	std::string other_schedule;
 	long handler_calls = 0, empty_handlers = 0, runs = 0, empty_runs = 0;
-	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0, hops = 0;
+	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0, hops = 0, reuses = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -185,6 +185,21 @@ std::vector<CaseSpec> all_cases()
 	c.cq_hops = true;
 	c.budget = 0;
 	v.push_back(c);
+	// a ring slot reused while its reader's done() sleeps: the reuse must
+	// happen after the read (the race check of mm.cpp)
+	for (const char *m : {"reuse-flow", "reuse-parallel"}) {
+		c = make_case(m, "iba-weak", std::string("weak/") + m);
+		c.stale_bound = 1;
+		c.budget = 0;
+		c.schedules = 1000; /* 66 completions: slow executions */
+		v.push_back(c);
+	}
+	// a flush behind a flow_key: the CQ run dispatches it once every
+	// domain is idle, and its done() must see theirs
+	c = make_case("flow-barrier", "iba-weak", "weak/flow-barrier");
+	c.stale_bound = 1;
+	c.budget = 0;
+	v.push_back(c);
 	// weak memory: stale reads as the LKMM allows them (mm.cpp)
 	for (const char *m : {"strict", "flow", "parallel", "postpone", "teardown", "stall-flow",
 			      "stall-parallel"}) {
@@ -271,6 +286,7 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.stalls += o.stalls;
 			r.parks += o.parks;
 			r.hops += o.hops;
+			r.reuses += o.reuses;
 			r.yields += o.yields;
 			r.rescues += o.rescues;
 			r.stale_reads += o.stale_reads;
@@ -323,6 +339,8 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.failure = "coverage: the watchdog never rescued";
 		if (spec.cq_hops && !r.hops)
 			r.failure = "coverage: no CQ run changed context";
+		if (spec.mode.rfind("reuse-", 0) == 0 && !r.reuses)
+			r.failure = "coverage: no ring slot was reused after its read";
 	}
 	return r;
 }

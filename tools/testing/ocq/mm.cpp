@@ -38,6 +38,20 @@
 // found at its next shimmed access (the memory differs from the latest
 // store) and taken as a store that every context sees.  A load chooses
 // among the latest store and at most MAX_BACK older ones.
+//
+// Plain data handed between contexts (a ring slot, the poll batch) is
+// checked for data races instead, as the LKMM defines them: two accesses
+// of which one is a write, with no happens-before between them.  Each
+// watched slot has two locations of its own, with no memory: its writes
+// and its reads, each access a store to one of them, which the accessing
+// context's view then holds.  Views carry them as they carry any store
+// (a release store's message, an acquire load, the host's channels, a
+// full fence), so a context that "sees" the latest such store is one
+// that happens after the access it stands for.  A write must see the
+// slot's last read and write, a read its last write.  A load that could
+// be reordered after a later overwrite (load buffering, which the stale
+// reads above cannot show) is such a race: a consumer's release that
+// does not order its read of the slot before the producer's overwrite.
 #include "mm.h"
 
 #include <cstdint>
@@ -82,14 +96,25 @@ struct CtxView {
 	View fence; // its view at its last release fence
 };
 
+struct Watch {
+	uintptr_t a;
+	size_t n;
+	std::vector<uint8_t> snap; // the memory at the last write found
+	int w, r; // the locations of its writes and of its reads
+	std::string name, writer, reader;
+};
+
 struct Model {
 	bool on = false;
 	long stale = 0;
+	long reuses = 0;
 	std::map<uintptr_t, int> ids; // address -> location id
 	std::vector<Loc> locs;
 	std::vector<CtxView> ctxs;
 	View sc; // the global fence view
 	std::map<int, View> chans;
+	std::vector<Watch> watches;
+	std::string race; // the first data race found
 };
 
 Model g;
@@ -201,6 +226,44 @@ void set_view(View &v, int id, uint32_t idx)
 		v[id] = idx;
 }
 
+// A location with no memory: a slot's writes or reads (see the top).
+int pseudo_loc()
+{
+	Loc l;
+
+	l.size = 0;
+	l.hist.push_back({0, {}});
+	g.locs.push_back(l);
+	return (int)g.locs.size() - 1;
+}
+
+// Whether @c has seen the last access that location @id stands for.
+bool knows(const CtxView *c, int id)
+{
+	return view_of(c->cur, id) + 1 >= g.locs[id].hist.size();
+}
+
+void mark(CtxView *c, int id)
+{
+	Loc &l = g.locs[id];
+
+	l.hist.push_back({l.hist.size(), {}});
+	set_view(c->cur, id, (uint32_t)l.hist.size() - 1);
+}
+
+std::string self_name()
+{
+	Scheduler *s = Scheduler::current();
+
+	return s->name(s->self());
+}
+
+void report(const std::string &why)
+{
+	if (g.race.empty())
+		g.race = why;
+}
+
 void fence(CtxView *c, int order)
 {
 	if (order == OCQ_MM_ACQUIRE || order == OCQ_MM_FULL)
@@ -243,6 +306,78 @@ void mm_forget(const void *p, unsigned long n)
 	uintptr_t a = (uintptr_t)p;
 
 	g.ids.erase(g.ids.lower_bound(a), g.ids.lower_bound(a + n));
+	for (size_t i = g.watches.size(); i-- > 0;)
+		if (g.watches[i].a < a + n && a < g.watches[i].a + g.watches[i].n)
+			g.watches.erase(g.watches.begin() + (long)i);
+}
+
+void mm_watch(const void *p, unsigned long n, const char *name)
+{
+	const uint8_t *m = (const uint8_t *)p;
+
+	if (!g.on)
+		return;
+	g.watches.push_back({(uintptr_t)p, n, std::vector<uint8_t>(m, m + n), pseudo_loc(),
+			     pseudo_loc(), name, "", ""});
+}
+
+void mm_scan()
+{
+	CtxView *c = self();
+
+	for (Watch &w : g.watches) {
+		const uint8_t *m = (const uint8_t *)w.a;
+
+		if (!std::memcmp(m, w.snap.data(), w.n))
+			continue;
+		std::memcpy(w.snap.data(), m, w.n);
+		if (!c)
+			continue; /* set-up: no context, no race */
+		if (!knows(c, w.r))
+			report("slot reused under its reader: " + self_name() + " overwrites " +
+			       w.name + ", and " + w.reader + "'s read of it does not happen " +
+			       "before the write (data race)");
+		else if (!knows(c, w.w))
+			report("slot reused under its writer: " + self_name() + " overwrites " +
+			       w.name + ", and " + w.writer + "'s write of it does not happen " +
+			       "before this one (data race)");
+		g.reuses += g.locs[w.r].hist.size() > 1;
+		mark(c, w.w);
+		w.writer = self_name();
+	}
+}
+
+void mm_plain_read(const void *p, const char *who)
+{
+	uintptr_t a = (uintptr_t)p;
+	CtxView *c = self();
+
+	if (!c)
+		return;
+	mm_scan();
+	for (Watch &w : g.watches) {
+		if (a < w.a || a >= w.a + w.n)
+			continue;
+		if (!knows(c, w.w))
+			report("slot read before its write: " + self_name() + " (" + who +
+			       ") reads " + w.name + ", and " + w.writer + "'s write of it " +
+			       "does not happen before the read (data race)");
+		mark(c, w.r);
+		w.reader = self_name() + " (" + who + ")";
+	}
+}
+
+long mm_reuses()
+{
+	return g.reuses;
+}
+
+std::string mm_race()
+{
+	std::string r;
+
+	r.swap(g.race);
+	return r;
 }
 
 void mm_release(int ch)
@@ -260,6 +395,10 @@ bool mm_catch_up()
 		return false;
 	for (size_t id = 0; id < g.locs.size(); id++) {
 		uint32_t last = (uint32_t)g.locs[id].hist.size() - 1;
+
+		/* seeing the latest stores is not happening after accesses */
+		if (!g.locs[id].size)
+			continue;
 
 		if (view_of(c->cur, (int)id) < last) {
 			set_view(c->cur, (int)id, last);

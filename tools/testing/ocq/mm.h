@@ -4,6 +4,8 @@
 #ifndef OCQ_SIM_MM_H
 #define OCQ_SIM_MM_H
 
+#include <string>
+
 namespace ocq_sim {
 
 // Start an execution: forget every location; @on: model weak memory (else
@@ -22,6 +24,21 @@ void mm_release(int ch);
 // store; true if it was behind (the spin loop may see something new).
 bool mm_catch_up();
 void mm_acquire(int ch);
+
+// Plain shared memory the engine accesses with no shim: the ring slots and
+// the poll batch.  mm_watch() registers [p, p + n) as one slot; its plain
+// writes are found at the writer's next scheduling point (mm_scan()), its
+// reads are reported by the reader (mm_plain_read()).  Every access must
+// happen after the slot's last write and every write after the slot's
+// last read (no data race); the first access that does not is kept as a
+// message for mm_race().
+void mm_watch(const void *p, unsigned long n, const char *name);
+void mm_scan();
+void mm_plain_read(const void *p, const char *who);
+// Writes of a watched slot after a read of it, this execution.
+long mm_reuses();
+// The first data race of this execution, taken (empty if none).
+std::string mm_race();
 
 } // namespace ocq_sim
 

@@ -3,6 +3,8 @@
 // The deterministic scheduler and the schedule search; see sched.h.
 #include "sched.h"
 
+#include "mm.h"
+
 #include <cstdio>
 #include <sstream>
 
@@ -119,6 +121,9 @@ void Scheduler::reschedule(int me, std::unique_lock<std::mutex> &lk)
 {
 	Decision d;
 
+	/* what the context wrote of the watched slots since its last step */
+	if (me >= 0)
+		mm_scan();
 	steps_++;
 	for (size_t i = 0; i < ctxs_.size(); i++)
 		if (enabled(*ctxs_[i]))

@@ -15,6 +15,9 @@ namespace ocq_sim {
 
 namespace {
 
+// reuse-*: what the HCA adds before it waits for done() to sleep
+const int OCQ_SIM_FIRST_BURST = 16;
+
 // The shims' state: the world being executed (for WARN_ON) and the
 // allocation count.  One execution runs at a time.
 World *g_world;
@@ -92,6 +95,9 @@ const ModeInfo modes[] = {
 	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2},
 	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0},
 	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0},
+	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3},
+	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3},
+	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4},
 };
 
 } // namespace
@@ -164,6 +170,17 @@ World::~World()
 	g_world = nullptr;
 }
 
+// flow-barrier: the ULP's flows are its QPs, named by a flow_key
+static u32 sim_flow_key(struct ib_cq *, const struct ib_wc *wc)
+{
+	return wc->qp ? wc->qp->qp_num : 0;
+}
+
+static void watch_slot(const void *p, unsigned long n, const char *name)
+{
+	mm_watch(p, n, name);
+}
+
 void World::setup_engine()
 {
 	struct sim_attr attr = {};
@@ -177,11 +194,14 @@ void World::setup_engine()
 	/* a small budget makes the runs yield */
 	attr.budget = spec_.budget >= 0 ? (unsigned int)spec_.budget : mi_.budget;
 	attr.postpone_arm = mi_.postpone;
+	if (mi_.wait_next == 4)
+		attr.flow_key = sim_flow_key;
 	engine_ = sim_engine_new(&cq_, &attr, sim_schedule);
 	if (!engine_) {
 		std::fprintf(stderr, "ocq_engine_init failed\n");
 		std::exit(2);
 	}
+	sim_engine_watch(engine_, watch_slot);
 	units_.resize(sim_engine_units(engine_));
 	/* the host starts the engine; its first run is queued */
 	sim_engine_resume(engine_);
@@ -201,6 +221,10 @@ void World::add_contexts()
 	if (spec_.provider == "spurious") {
 		spurious_left_++;
 		sched_.add("spurious", [this] { spurious(2); });
+	}
+	if (mi_.wait_next == 3) {
+		spurious_left_++;
+		sched_.add("late-cb", [this] { late_kick(); });
 	}
 	if (mi_.teardown) {
 		spurious_left_++;
@@ -239,8 +263,10 @@ void World::add_contexts()
 
 void World::step(const char *what)
 {
-	if (Scheduler::current())
+	if (Scheduler::current()) {
+		races();
 		sched_.point(what);
+	}
 }
 
 void World::fail(const std::string &why)
@@ -259,6 +285,7 @@ void World::invariants()
 {
 	long claimed, produced;
 
+	races();
 	if (mi_.engine != SIM_PARALLEL || !engine_ || freed_ || claims_failed_)
 		return;
 	sim_engine_claims(engine_, &claimed, &produced);
@@ -267,6 +294,15 @@ void World::invariants()
 		fail(fmt("claimed unproduced slot: claimed %ld passed produced %ld", claimed,
 			 produced));
 	}
+}
+
+// A data race the weak model found on a slot (mm.cpp): one failure each.
+void World::races()
+{
+	std::string r = mm_race();
+
+	if (!r.empty())
+		fail(r);
 }
 
 void World::warn(const std::string &what)
@@ -285,7 +321,15 @@ void World::producer()
 		wc.status = IB_WC_SUCCESS;
 		wc.opcode = IB_WC_RECV;
 		wc.qp = &qps_[comps_[i].flow];
+		/* flow-barrier: the last is a flush, dispatched by the CQ run */
+		if (mi_.wait_next == 4 && i == pushes_ - 1)
+			wc.status = IB_WC_WR_FLUSH_ERR;
 		prov_->push(wc);
+		/* slot reuse: the rest once done() sleeps (below) */
+		if (mi_.wait_next == 3 && i == OCQ_SIM_FIRST_BURST - 1)
+			sched_.wait(
+				"hca: wait until done() sleeps",
+				[this] { return reuse_phase_ > 0; }, false);
 	}
 	producer_done_ = true;
 }
@@ -301,6 +345,49 @@ void World::callback_cpu()
 		sched_.wait(
 			"wait for event", [this] { return prov_->event_ready(); }, true);
 	}
+}
+
+/*
+ * reuse-*: done() sleeps (IB_POLL_WORKQUEUE allows it) twice.  The reader's
+ * last fence is in the kick after IB_OCQ_HOL_DONES done() calls; the next
+ * done() reads its slot and sleeps while the HCA adds the rest and the CQ
+ * run fills the ring up to that slot, and waits.  Once that done()
+ * returned and the slot is released, the next one sleeps while a late
+ * callback kicks the CQ run: it finds room and overwrites the slot with
+ * only the release, and its own acquire, to order the read before.
+ */
+void World::reuse_sleep(long seq)
+{
+	auto idle = [this] {
+		return !prov_->pending() && !prov_->in_flight() && !units_[0].running &&
+		       !units_[0].queued;
+	};
+
+	if (seq == sim_hol_dones()) {
+		reuse_phase_ = 1;
+		sched_.wait(
+			"done() sleeps while the CQ run fills the ring",
+			[this, idle] { return producer_done_ && idle(); }, false);
+	} else if (seq == sim_hol_dones() + 1) {
+		reuse_phase_ = 2;
+		sched_.wait(
+			"done() sleeps while a late callback kicks the CQ run",
+			[this, idle] { return late_kicked_ && idle(); }, false);
+	}
+}
+
+// reuse-*: a callback with no event behind it, once done() sleeps again.
+void World::late_kick()
+{
+	sched_.wait(
+		"late-cb: wait until done() sleeps again", [this] { return reuse_phase_ == 2; },
+		false);
+	if (prov_->start_spurious()) {
+		cq_.comp_handler(&cq_, cq_.cq_context);
+		prov_->callback_done();
+	}
+	late_kicked_ = true;
+	spurious_left_--;
 }
 
 // Callbacks with no event behind them (or a late one during teardown).
@@ -558,6 +645,27 @@ void World::check_handoff()
 			 seen, (long)polls_seen_));
 }
 
+/*
+ * The promise a ULP builds on: the done() calls of one flow happen one
+ * after another, so its per-flow state needs no lock.  Each done() reads
+ * that state (a relaxed load: weak memory may return an older store) and
+ * must find what the done() before it wrote, whichever context ran it (a
+ * domain, or the CQ run for a flush behind a flow_key's barrier).
+ */
+void World::check_flow_state(const Completion *c)
+{
+	int d = c->flow;
+	long seen = (long)ocq_mm_load(&flow_state_[d], sizeof(int), OCQ_MM_RELAXED,
+				      "ulp: its flow's state");
+
+	if (seen != flow_last_[d])
+		fail(fmt("unordered done(): done() of seq %ld does not see what done() of "
+			 "seq %ld, before it in its flow, wrote",
+			 c->seq, flow_last_[d] - 1));
+	flow_last_[d] = c->seq + 1;
+	ocq_mm_store(&flow_state_[d], sizeof(int), c->seq + 1, OCQ_MM_RELAXED);
+}
+
 // Whether the running context sees what the poller wrote of @c.
 bool World::sees_payload(const Completion *c)
 {
@@ -571,6 +679,8 @@ void World::done(struct ib_wc *wc)
 	int d;
 
 	step("done()");
+	mm_plain_read(wc, "done()");
+	races();
 	if (!c) {
 		fail("claimed unproduced slot: done() of a slot the CQ run never "
 		     "filled");
@@ -604,6 +714,9 @@ void World::done(struct ib_wc *wc)
 		fail(fmt("done() before process(): done() of seq %ld does not see "
 			 "what its process() wrote",
 			 c->seq));
+	check_flow_state(c);
+	if (mi_.wait_next == 3)
+		reuse_sleep(c->seq);
 	last_[d] = c->seq;
 	dispatched_.push_back(c->seq);
 	mm_release(MM_CH_ULP);
@@ -642,6 +755,8 @@ void World::process(struct ib_wc *wc)
 	const Completion *c = completion_of(wc);
 
 	step("process()");
+	mm_plain_read(wc, "process()");
+	races();
 	if (!c) {
 		fail("claimed unproduced slot: process() of a reorder slot the CQ "
 		     "run never filled");
@@ -731,6 +846,7 @@ Outcome World::run()
 	o.rescues = (long)s.rescues;
 	o.stale_reads = mm_stale_reads();
 	o.hops = hops_;
+	o.reuses = mm_reuses();
 	return o;
 }
 

@@ -53,7 +53,11 @@ struct ModeInfo {
 	bool teardown;
 	bool pattern1;		// no engine: seed 004's loop, serialized
 	int wait_next;		// 1: process() of seq 0 waits for seq 1's;
-				// 2: a backlog on one flow (head-of-line)
+				// 2: a backlog on one flow (head-of-line);
+				// 3: done() sleeps while its ring slot is
+				// reused (reuse_sleep());
+				// 4: a flow_key, and a flush last (the
+				// flow barrier)
 };
 
 const ModeInfo *mode_info(const std::string &name);
@@ -75,6 +79,7 @@ struct Outcome {
 	long stale_reads = 0;	// weak memory: loads that returned an old store
 	long hops = 0;		// cq_hops: CQ runs on another context than the
 				// last poll's
+	long reuses = 0;	// weak memory: slot writes after a read of it
 };
 
 class World {
@@ -129,6 +134,10 @@ private:
 	bool sees_payload(const Completion *c);
 	void check_claims();
 	void check_handoff();
+	void races();
+	void check_flow_state(const Completion *c);
+	void reuse_sleep(long seq);
+	void late_kick();
 	void setup_engine();
 	void add_contexts();
 	void producer();
@@ -175,6 +184,10 @@ private:
 	long handler_calls_ = 0;
 	long engine_events_ = 0;
 	bool producer_done_ = false;
+	int flow_state_[3] = {};		// the ULP's per-flow state (weak memory)
+	long flow_last_[3] = {};	// what it holds last
+	int reuse_phase_ = 0;		// reuse-*: which sleep of done()
+	bool late_kicked_ = false;	// reuse-*: the late callback ran
 	bool watchdog_done_ = false;
 	int spurious_left_ = 0;		// spurious callback contexts running
 	bool paused_in_done_ = false;
