@@ -3,7 +3,7 @@
 # fake_lib.sh - shared by the fake provider tests (source it: . /selftests/ocq/fake_lib.sh).
 #
 #   fake_run SCENARIO [ARG=VALUE...]   run ocq_test_fake.ko scenario=SCENARIO [ARGS],
-#                                      see selftests/modules/ocq_test_fake.c
+#                                      see selftests/modules/ocq_test_fake_main.c
 #
 # Loads ib_ocq.ko first unless it is loaded (and unloads it after), and fails when
 # an ordered CQ outlives the module (the registry count in debugfs).

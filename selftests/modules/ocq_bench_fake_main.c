@@ -3,9 +3,11 @@
  * ocq_bench_fake - the cost of the ordered CQ engine per completion, against
  * the raw ib_poll_cq() drain loop (the floor).
  *
- * A never-registered ib_device whose CQ holds a count of ready completions
- * and hands them out as fast as poll_cq can copy them: no ring, no producer,
- * no interrupt.  Each round measures, with ktime, the time to deliver
+ * The fake provider of fake_provider.c, its CQ a count of ready completions
+ * handed out as fast as poll_cq can copy them (%FAKE_COUNTED: no ring, no
+ * producer), weak (like rxe), every completion landing at once
+ * (%FAKE_PROMPT), the one event raised by this thread (%FAKE_INLINE): no
+ * interrupt.  Each round measures, with ktime, the time to deliver
  * completions= completions to a trivial done() (an atomic increment):
  *
  * floor: a plain CQ drained by this thread, ib_poll_cq() in batches of
@@ -31,16 +33,17 @@
 #include <linux/ktime.h>
 #include <linux/math64.h>
 #include <linux/module.h>
-#include <linux/spinlock.h>
 #include <rdma/ib_ocq.h>
 #include <rdma/ib_verbs.h>
 
-#include "ocq_test_compat.h"
+#include "fake_provider.h"
 
 /* Entries per ib_poll_cq() of the floor, as a small ULP loop would use */
 #define BENCH_BATCH 16
-/* CQ size asked for: nothing is stored, any size would do */
-#define BENCH_CQE 4096
+/* CQ size asked for: nothing is stored in the ring, any size would do */
+#define BENCH_CQE FAKE_MAX_CQE
+/* The fake CQ's semantics: weak, prompt, the event from the filler */
+#define BENCH_SEM (FAKE_COUNTED | FAKE_PROMPT | FAKE_INLINE)
 /* Flows of the flow mode */
 #define BENCH_FLOWS 4
 /* Longest wait for one engine round */
@@ -58,22 +61,6 @@ static unsigned int budget;
 module_param(budget, uint, 0444);
 MODULE_PARM_DESC(budget, "engine budget (ib_ocq_attr.budget), 0: default");
 
-struct bench_dev {
-	struct ib_device ibdev;
-};
-
-/*
- * ready, seq, armed: L (under lock); poll_cq and req_notify_cq may run on
- * any CPU, never for long.
- */
-struct bench_cq {
-	struct ib_cq ibcq;
-	spinlock_t lock; /* guards ready, seq, armed */
-	u64 ready;
-	u32 seq;
-	bool armed;
-};
-
 /* The measurement in progress: done() counts towards target. */
 struct bench_run {
 	struct ib_cqe cqe;
@@ -83,72 +70,6 @@ struct bench_run {
 };
 
 static struct bench_run bench_run;
-
-static struct bench_cq *to_bench_cq(struct ib_cq *ibcq)
-{
-	return container_of(ibcq, struct bench_cq, ibcq);
-}
-
-static int bench_create_cq(struct ib_cq *ibcq,
-			   const struct ib_cq_init_attr *attr,
-			   ocq_compat_create_cq_arg *unused)
-{
-	struct bench_cq *bcq = to_bench_cq(ibcq);
-
-	if (attr->cqe < 1 || attr->cqe > BENCH_CQE || attr->flags)
-		return -EINVAL;
-	spin_lock_init(&bcq->lock);
-	ibcq->cqe = attr->cqe;
-	return 0;
-}
-
-static int bench_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
-{
-	return 0;
-}
-
-static int bench_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
-{
-	struct bench_cq *bcq = to_bench_cq(ibcq);
-	int n = 0;
-
-	spin_lock(&bcq->lock);
-	for (; n < num_entries && bcq->ready; n++, bcq->ready--) {
-		wc[n] = (struct ib_wc){
-			.wr_cqe = &bench_run.cqe,
-			.status = IB_WC_SUCCESS,
-			.opcode = IB_WC_RECV,
-			.byte_len = bcq->seq++,
-		};
-	}
-	spin_unlock(&bcq->lock);
-	return n;
-}
-
-/* A weak CQ (like rxe): REPORT_MISSED returns 1 iff entries are ready. */
-static int bench_req_notify_cq(struct ib_cq *ibcq,
-			       enum ib_cq_notify_flags flags)
-{
-	struct bench_cq *bcq = to_bench_cq(ibcq);
-	int ret = 0;
-
-	spin_lock(&bcq->lock);
-	bcq->armed = true;
-	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && bcq->ready)
-		ret = 1;
-	spin_unlock(&bcq->lock);
-	return ret;
-}
-
-static const struct ib_device_ops bench_dev_ops = {
-	.owner = THIS_MODULE,
-	.driver_id = RDMA_DRIVER_UNKNOWN,
-	.create_cq = bench_create_cq,
-	.destroy_cq = bench_destroy_cq,
-	.poll_cq = bench_poll_cq,
-	.req_notify_cq = bench_req_notify_cq,
-	INIT_RDMA_OBJ_SIZE(ib_cq, bench_cq, ibcq),
-};
 
 static void bench_done(struct ib_cq *cq, struct ib_wc *wc)
 {
@@ -175,15 +96,13 @@ static void bench_reset(unsigned int n)
 /* Make n completions ready; return whether an event is due (the CQ was armed). */
 static bool bench_fill(struct ib_cq *ibcq, unsigned int n)
 {
-	struct bench_cq *bcq = to_bench_cq(ibcq);
-	bool event;
+	const struct ib_wc tmpl = {
+		.wr_cqe = &bench_run.cqe,
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_RECV,
+	};
 
-	spin_lock(&bcq->lock);
-	bcq->ready += n;
-	event = bcq->armed;
-	bcq->armed = false;
-	spin_unlock(&bcq->lock);
-	return event;
+	return fake_cq_fill(to_fake_cq(ibcq), n, &tmpl);
 }
 
 static void bench_print(unsigned int round, const char *mode, unsigned int n,
@@ -252,7 +171,7 @@ static int bench_engine(struct ib_device *dev, unsigned int round,
 	 * the completions, or it has armed the CQ: then this is the one event.
 	 */
 	if (bench_fill(cq, completions))
-		cq->comp_handler(cq, cq->cq_context);
+		fake_direct(to_fake_cq(cq));
 	if (!wait_for_completion_timeout(&bench_run.all_done,
 					 msecs_to_jiffies(BENCH_TIMEOUT_MS)))
 		ret = -ETIMEDOUT;
@@ -281,7 +200,7 @@ static int bench_round(struct ib_device *dev, unsigned int round)
 
 static int __init bench_init(void)
 {
-	struct bench_dev *bdev;
+	struct fake_dev *fdev;
 	unsigned int r;
 	int ret = 0;
 
@@ -290,14 +209,13 @@ static int __init bench_init(void)
 		return -EINVAL;
 	bench_run.cqe.done = bench_done;
 	init_completion(&bench_run.all_done);
-	bdev = ib_alloc_device(bench_dev, ibdev);
-	if (!bdev)
+	fdev = fake_dev_alloc(NULL);
+	if (!fdev)
 		return -ENOMEM;
-	ib_set_device_ops(&bdev->ibdev, &bench_dev_ops);
-	bdev->ibdev.num_comp_vectors = 1;
+	fdev->sem = BENCH_SEM;
 	for (r = 1; r <= rounds && !ret; r++)
-		ret = bench_round(&bdev->ibdev, r);
-	ib_dealloc_device(&bdev->ibdev);
+		ret = bench_round(&fdev->ibdev, r);
+	ib_dealloc_device(&fdev->ibdev);
 	if (ret)
 		pr_err("measurement failed: %d\n", ret);
 	return ret;

@@ -1,0 +1,473 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * fake_provider - the fake provider of the test modules: its events
+ * (handler calls from the caller, hard irq, softirq or another CPU) and its
+ * verbs.  The API is fake_provider.h.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/cpumask.h>
+#include <linux/delay.h>
+#include <linux/hrtimer.h>
+#include <linux/kthread.h>
+#include <linux/log2.h>
+#include <linux/module.h>
+#include <linux/slab.h>
+#include <linux/smp.h>
+#include <linux/spinlock.h>
+#include <rdma/ib_verbs.h>
+
+#include "ocq_test_compat.h"
+#include "fake_provider.h"
+
+atomic_t fake_objects = ATOMIC_INIT(0);
+
+/* --- the fake provider: events --- */
+
+/* Call the completion handler, counting what it finds. */
+void fake_callback(struct fake_cq *fcq)
+{
+	if (atomic_inc_return(&fcq->in_cb) > 1)
+		atomic_long_inc(&fcq->overlaps);
+	atomic_long_inc(&fcq->callbacks);
+	/* racy on purpose: a sample of the CQ as the handler finds it */
+	if (READ_ONCE(fcq->head) == READ_ONCE(fcq->tail))
+		atomic_long_inc(&fcq->empty_callbacks);
+	fcq->ibcq.comp_handler(&fcq->ibcq, fcq->ibcq.cq_context);
+	atomic_dec(&fcq->in_cb);
+}
+
+/*
+ * fake_concurrent: the two sides of an event meet here, then both call the
+ * handler.  Arrivals pair up by their count (1 with 2, 3 with 4, ...); the
+ * first of a pair waits a bounded time for the second, so a side that never
+ * comes (coalesced) only costs the wait.
+ */
+static void fake_meet(struct fake_cq *fcq)
+{
+	int n = atomic_inc_return(&fcq->meet);
+	u64 end = ktime_get_ns() + FAKE_MEET_NS;
+
+	if (!(n & 1))
+		return;
+	while (atomic_read(&fcq->meet) == n && ktime_get_ns() < end)
+		cpu_relax();
+}
+
+static void fake_remote_fn(void *info)
+{
+	struct fake_cq *fcq = info;
+
+	fake_meet(fcq);
+	fake_callback(fcq);
+	/* pairs with atomic_read_acquire() in fake_cq_quiesce() */
+	atomic_set_release(&fcq->remote_busy, 0);
+}
+
+/* fake_concurrent: raise the event on the next online CPU as well. */
+static void fake_remote(struct fake_cq *fcq)
+{
+	int cpu = cpumask_next(smp_processor_id(), cpu_online_mask);
+
+	if (cpu >= nr_cpu_ids)
+		cpu = cpumask_first(cpu_online_mask);
+	if (cpu == smp_processor_id() || READ_ONCE(fcq->quiesced))
+		return;
+	if (atomic_cmpxchg(&fcq->remote_busy, 0, 1))
+		return; /* one is in flight: the events coalesce */
+	if (smp_call_function_single_async(cpu, &fcq->csd))
+		atomic_set(&fcq->remote_busy, 0);
+}
+
+/* An event the producer delivers itself, in process context. */
+void fake_direct(struct fake_cq *fcq)
+{
+	if (!(fcq->sem & FAKE_CONCURRENT)) {
+		fake_callback(fcq);
+		return;
+	}
+	preempt_disable();
+	fake_remote(fcq);
+	fake_meet(fcq);
+	fake_callback(fcq);
+	preempt_enable();
+}
+
+/*
+ * Raise an event from a timer.  Under the CQ lock, so that a run the timer's
+ * callback starts polls after the push that raised it; a timer already
+ * queued has not called the handler yet and covers this event too.
+ */
+static void fake_defer(struct fake_cq *fcq, struct hrtimer *t,
+		       enum hrtimer_mode mode)
+{
+	lockdep_assert_held(&fcq->lock);
+	if (fcq->quiesced || hrtimer_is_queued(t))
+		return;
+	hrtimer_start(t, ns_to_ktime(FAKE_EVENT_NS), mode);
+}
+
+/*
+ * An event is due (the CQ was armed and is not any more).  Return true if
+ * the caller must deliver it in process context after dropping the lock;
+ * timers are started here.  @direct: the caller may deliver it.
+ */
+static bool fake_event(struct fake_cq *fcq, bool direct)
+{
+	lockdep_assert_held(&fcq->lock);
+	if ((fcq->sem & FAKE_LOSSY) && (++fcq->due == FAKE_LOSS_FIRST ||
+					!(fake_rand(&fcq->rnd) % FAKE_LOSS))) {
+		fcq->dropped++;
+		return false;
+	}
+	if (direct && (fcq->sem & (FAKE_CONCURRENT | FAKE_INLINE)))
+		return true;
+	switch (fake_rand(&fcq->rnd) % FAKE_NR_CTX) {
+	case FAKE_CTX_PROCESS:
+		if (direct)
+			return true;
+		fallthrough;
+	case FAKE_CTX_HARDIRQ:
+		fake_defer(fcq, &fcq->hard, HRTIMER_MODE_REL_HARD);
+		break;
+	default:
+		fake_defer(fcq, &fcq->soft, HRTIMER_MODE_REL_SOFT);
+		break;
+	}
+	return false;
+}
+
+static enum hrtimer_restart fake_hard_fn(struct hrtimer *t)
+{
+	fake_callback(container_of(t, struct fake_cq, hard));
+	return HRTIMER_NORESTART;
+}
+
+static enum hrtimer_restart fake_soft_fn(struct hrtimer *t)
+{
+	fake_callback(container_of(t, struct fake_cq, soft));
+	return HRTIMER_NORESTART;
+}
+
+static enum hrtimer_restart fake_spurious_fn(struct hrtimer *t)
+{
+	fake_callback(container_of(t, struct fake_cq, spurious));
+	hrtimer_forward_now(t, ns_to_ktime(FAKE_SPURIOUS_NS));
+	return HRTIMER_RESTART;
+}
+
+/*
+ * Stop every event source but the producers (stopped before) and the
+ * injector (stopped by destroy_cq), and wait for callbacks in flight.
+ */
+void fake_cq_quiesce(struct fake_cq *fcq)
+{
+	unsigned long flags;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	fcq->quiesced = true;
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	hrtimer_cancel(&fcq->spurious);
+	hrtimer_cancel(&fcq->hard);
+	hrtimer_cancel(&fcq->soft);
+	/* pairs with atomic_set_release() in fake_remote_fn() */
+	while (atomic_read_acquire(&fcq->remote_busy))
+		cpu_relax();
+}
+
+/* --- the fake provider: verbs --- */
+
+static int fake_create_cq(struct ib_cq *ibcq,
+			  const struct ib_cq_init_attr *attr,
+			  ocq_compat_create_cq_arg *unused)
+{
+	struct fake_dev *fdev = to_fake_dev(ibcq->device);
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+	u32 size;
+
+	if (attr->cqe < 1 || attr->cqe > FAKE_MAX_CQE || attr->flags)
+		return -EINVAL;
+	/* %FAKE_COUNTED: the ring stays empty, one slot does */
+	if (fdev->sem & FAKE_COUNTED)
+		size = 1;
+	else
+		size = roundup_pow_of_two(max_t(u32, attr->cqe, fdev->ring));
+	fcq->ring = kcalloc(size, sizeof(*fcq->ring), GFP_KERNEL);
+	if (!fcq->ring)
+		return -ENOMEM;
+	atomic_inc(&fake_objects);
+	spin_lock_init(&fcq->lock);
+	fcq->mask = size - 1;
+	fcq->sem = fdev->sem;
+	fcq->rnd = fdev->rnd;
+	hrtimer_init(&fcq->hard, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	fcq->hard.function = fake_hard_fn;
+	hrtimer_init(&fcq->soft, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	fcq->soft.function = fake_soft_fn;
+	hrtimer_init(&fcq->spurious, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
+	fcq->spurious.function = fake_spurious_fn;
+	INIT_CSD(&fcq->csd, fake_remote_fn, fcq);
+	fcq->mod_ix = -1;
+	ibcq->cqe = roundup_pow_of_two(attr->cqe);
+	return 0;
+}
+
+/*
+ * The profile of a moderation, or -1: profile N asks for 2^((N+1)/2)
+ * completions or 2 << (N/2) us, whichever comes first.
+ */
+static int fake_dim_profile(u16 count, u16 usec)
+{
+	int ix;
+
+	for (ix = 0; ix < FAKE_DIM_PROFILES; ix++)
+		if (count == 1 << ((ix + 1) / 2) && usec == 2 << (ix / 2))
+			return ix;
+	return -1;
+}
+
+/* DIM's choice reaches the provider: record it. */
+static int fake_modify_cq(struct ib_cq *ibcq, u16 count, u16 usec)
+{
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+	int ix = fake_dim_profile(count, usec);
+	unsigned long flags;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	fcq->moderations++;
+	if (ix < 0) {
+		fcq->bad_moderations++;
+	} else {
+		fcq->mod_ix = ix;
+		__set_bit(ix, &fcq->mod_seen);
+	}
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	return 0;
+}
+
+/*
+ * Like a real provider synchronizing its interrupt: no callback runs once
+ * this returns, whatever still tries to raise one.
+ */
+static int fake_destroy_cq(struct ib_cq *ibcq, struct ib_udata *udata)
+{
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+
+	if (fcq->injector) {
+		kthread_stop(fcq->injector);
+		atomic_dec(&fake_objects);
+	}
+	fcq->injector = NULL;
+	fake_cq_quiesce(fcq);
+	kfree(fcq->ring);
+	atomic_dec(&fake_objects);
+	return 0;
+}
+
+/* fake_provider_error: this call fails, taking nothing and arming nothing. */
+static bool fake_fails(struct fake_cq *fcq)
+{
+	lockdep_assert_held(&fcq->lock);
+	if (!(fcq->sem & FAKE_EIO) || fake_rand(&fcq->rnd) % FAKE_EIO_EVERY)
+		return false;
+	fcq->errors++;
+	return true;
+}
+
+static int fake_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
+{
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+	unsigned long flags;
+	int n = 0;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	fcq->polls++;
+	if (fcq->armed)
+		fcq->armed_polls++;
+	if (fake_fails(fcq)) {
+		spin_unlock_irqrestore(&fcq->lock, flags);
+		return -EIO;
+	}
+	if (fcq->sem & FAKE_TRICKLE)
+		num_entries = min(num_entries, 1);
+	if (fcq->sem & FAKE_COUNTED) {
+		for (; n < num_entries && fcq->ready; n++, fcq->ready--) {
+			wc[n] = fcq->tmpl;
+			wc[n].byte_len = fcq->pushed - fcq->ready;
+		}
+	}
+	while (n < num_entries && fcq->tail != fcq->visible)
+		wc[n++] = fcq->ring[fcq->tail++ & fcq->mask];
+	/* fake_spurious: an interrupt for entries this poll already took */
+	if ((fcq->sem & FAKE_SPURIOUS) && n && fcq->tail == fcq->head &&
+	    !(fake_rand(&fcq->rnd) % FAKE_STALE))
+		fake_defer(fcq, &fcq->soft, HRTIMER_MODE_REL_SOFT);
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	return n;
+}
+
+/* Arm; the return value of req_notify_cq.  Under the CQ lock. */
+static int fake_arm(struct fake_cq *fcq, enum ib_cq_notify_flags flags)
+{
+	bool missed = flags & IB_CQ_REPORT_MISSED_EVENTS;
+	bool pending;
+
+	/* the doorbell is ordered after every CQE the HCA wrote: they land */
+	fcq->visible = fcq->head;
+	pending = fcq->head != fcq->tail || fcq->ready;
+	/* fake_perpetual: "missed events", always, and the CQ stays unarmed */
+	if ((fcq->sem & FAKE_PERPETUAL) && missed)
+		return 1;
+	/* strong: the doorbell compares against the consumer index */
+	if ((fcq->sem & FAKE_STRONG) && pending) {
+		fcq->armed = false;
+		fcq->arm_events++;
+		fake_event(fcq, false);
+		return 0;
+	}
+	fcq->armed = true;
+	if (!missed || !pending)
+		return 0;
+	/* fake_cb_and_1: the event the arm raised consumes the arm */
+	if (fcq->sem & FAKE_CB_AND_1) {
+		fcq->armed = false;
+		fcq->arm_events++;
+		fake_event(fcq, false);
+	}
+	return 1;
+}
+
+static int fake_req_notify_cq(struct ib_cq *ibcq, enum ib_cq_notify_flags flags)
+{
+	struct fake_cq *fcq = to_fake_cq(ibcq);
+	unsigned long irqflags;
+	int ret;
+
+	spin_lock_irqsave(&fcq->lock, irqflags);
+	fcq->arms++;
+	if (fake_fails(fcq)) {
+		spin_unlock_irqrestore(&fcq->lock, irqflags);
+		return -EIO;
+	}
+	/* fake_spurious: callbacks from the first arm on, as on a live CQ */
+	if ((fcq->sem & FAKE_SPURIOUS) && !fcq->ticking && !fcq->quiesced) {
+		fcq->ticking = true;
+		hrtimer_start(&fcq->spurious, ns_to_ktime(FAKE_SPURIOUS_NS),
+			      HRTIMER_MODE_REL_HARD);
+	}
+	ret = fake_arm(fcq, flags);
+	if (ret > 0)
+		fcq->positive++;
+	spin_unlock_irqrestore(&fcq->lock, irqflags);
+	/* a slow doorbell: resumes land between the arm and its return */
+	if (fcq->sem & FAKE_SLOW_ARM)
+		udelay(FAKE_SLOW_ARM_US);
+	return ret;
+}
+
+/*
+ * Add a completion, as the HCA would: it takes the next CQ position.  Under
+ * the CQ lock; fake_cq_land() makes it visible.  Return false on overrun.
+ */
+bool fake_cq_add(struct fake_cq *fcq, const struct ib_wc *wc, u64 *pos)
+{
+	lockdep_assert_held(&fcq->lock);
+	if (fcq->head - fcq->tail > fcq->mask) {
+		fcq->overruns++;
+		return false;
+	}
+	*pos = fcq->pushed++;
+	fcq->ring[fcq->head & fcq->mask] = *wc;
+	WRITE_ONCE(fcq->head, fcq->head + 1);
+	return true;
+}
+
+/*
+ * The completions added land and raise an event if the CQ was armed.  Now
+ * and then, on an unarmed CQ, they land late: poll_cq does not see them
+ * yet, but req_notify_cq does (it lands everything), so arming finds
+ * entries pending as on real hardware when a completion races with the
+ * consumer's last poll.  Under the CQ lock; return true if the caller must
+ * deliver the event with fake_direct() once it dropped the lock.
+ */
+bool fake_cq_land(struct fake_cq *fcq)
+{
+	lockdep_assert_held(&fcq->lock);
+	if (fcq->armed || (fcq->sem & FAKE_PROMPT) ||
+	    fake_rand(&fcq->rnd) % FAKE_LATE)
+		fcq->visible = fcq->head;
+	if (!fcq->armed)
+		return false;
+	fcq->armed = false;
+	return fake_event(fcq, true);
+}
+
+/*
+ * Add one completion and let it land; its CQ position goes to @pos.  Return
+ * false on overrun.
+ */
+bool fake_cq_push(struct fake_cq *fcq, const struct ib_wc *wc, u64 *pos)
+{
+	unsigned long flags;
+	bool direct;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	if (!fake_cq_add(fcq, wc, pos)) {
+		spin_unlock_irqrestore(&fcq->lock, flags);
+		return false;
+	}
+	direct = fake_cq_land(fcq);
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	if (direct)
+		fake_direct(fcq);
+	return true;
+}
+
+/*
+ * %FAKE_COUNTED: make @n more completions ready, copies of @tmpl, and let
+ * them land.  Return true if the caller must deliver the event with
+ * fake_direct() (the CQ was armed and the semantics put it there).
+ */
+bool fake_cq_fill(struct fake_cq *fcq, u64 n, const struct ib_wc *tmpl)
+{
+	unsigned long flags;
+	bool direct;
+
+	spin_lock_irqsave(&fcq->lock, flags);
+	fcq->tmpl = *tmpl;
+	fcq->ready += n;
+	fcq->pushed += n;
+	direct = fake_cq_land(fcq);
+	spin_unlock_irqrestore(&fcq->lock, flags);
+	return direct;
+}
+
+static const struct ib_device_ops fake_dev_ops = {
+	.owner = THIS_MODULE,
+	.driver_id = RDMA_DRIVER_UNKNOWN,
+	.create_cq = fake_create_cq,
+	.destroy_cq = fake_destroy_cq,
+	.poll_cq = fake_poll_cq,
+	.req_notify_cq = fake_req_notify_cq,
+	.modify_cq = fake_modify_cq,
+	INIT_RDMA_OBJ_SIZE(ib_cq, fake_cq, ibcq),
+};
+
+/*
+ * A fake device; @ops, if not NULL, adds verbs of the user's own (the test's
+ * drain_sq and drain_rq) to the provider's.
+ */
+struct fake_dev *fake_dev_alloc(const struct ib_device_ops *ops)
+{
+	struct fake_dev *fdev;
+
+	fdev = ib_alloc_device(fake_dev, ibdev);
+	if (!fdev)
+		return NULL;
+	ib_set_device_ops(&fdev->ibdev, &fake_dev_ops);
+	if (ops)
+		ib_set_device_ops(&fdev->ibdev, ops);
+	fdev->ibdev.num_comp_vectors = 1;
+	return fdev;
+}
