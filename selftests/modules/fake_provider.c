@@ -329,6 +329,17 @@ static int fake_arm(struct fake_cq *fcq, enum ib_cq_notify_flags flags)
 	fcq->armed = true;
 	if (!missed || !pending)
 		return 0;
+	/*
+	 * fake_weak: a 1 tells the consumer to poll again, and nothing
+	 * promises an event after it.  Every other time there is none, so a
+	 * consumer that took 1 for "armed" stalls instead of being rescued
+	 * by the next completion.
+	 */
+	if ((fcq->sem & FAKE_VOID_ARM) && (fake_rand(&fcq->rnd) & 1)) {
+		fcq->armed = false;
+		fcq->voided++;
+		return 1;
+	}
 	/* fake_cb_and_1: the event the arm raised consumes the arm */
 	if (fcq->sem & FAKE_CB_AND_1) {
 		fcq->armed = false;

@@ -62,6 +62,7 @@
 #define FAKE_DIM BIT(10) /* the device wants DIM (use_cq_dim) */
 #define FAKE_INLINE BIT(11) /* events only from the caller, never a timer */
 #define FAKE_COUNTED BIT(12) /* a count of ready completions, no ring */
+#define FAKE_VOID_ARM BIT(13) /* REPORT_MISSED: a 1 may leave the CQ unarmed */
 
 /* fake_dim: the profiles of ocq's DIM, as Documentation/api.rst gives them */
 #define FAKE_DIM_PROFILES 9
@@ -119,6 +120,7 @@ struct fake_dev {
  * @armed_polls: of those, on an armed CQ: after an arm, before its event (L)
  * @arms: req_notify_cq calls (L)
  * @positive: req_notify_cq calls that returned 1 (L)
+ * @voided: of those, %FAKE_VOID_ARM: arms that raise no event (L)
  * @arm_events: events raised by req_notify_cq itself (L)
  * @dropped: events fake_lossy dropped (L)
  * @due: events that were due, fake_lossy (L)
@@ -162,6 +164,7 @@ struct fake_cq {
 	u64 armed_polls;
 	u64 arms;
 	u64 positive;
+	u64 voided;
 	u64 arm_events;
 	u64 dropped;
 	u64 due;
