@@ -414,8 +414,9 @@ void od_cconn_kick(struct od_cconn *c)
 			if (run->p.calls)
 				atomic64_dec(&run->issued);
 			c->cnt.errors++;
-			pr_info("conn %d: posting a call failed: %d\n", c->idx,
-				ret);
+			if (od_log_error(run))
+				pr_info("conn %d: posting a call failed: %d\n",
+					c->idx, ret);
 			od_run_end(run, OD_ABORTED);
 			break;
 		}
@@ -461,8 +462,9 @@ static void od_cli_wc_error(struct od_cconn *c, struct ib_wc *wc)
 	spin_lock_bh(&c->lock);
 	c->cnt.errors++;
 	spin_unlock_bh(&c->lock);
-	pr_info("conn %d: client completion: %s\n", c->idx,
-		ib_wc_status_msg(wc->status));
+	if (od_log_error(c->run))
+		pr_info("conn %d: client completion: %s\n", c->idx,
+			ib_wc_status_msg(wc->status));
 	od_run_end(c->run, OD_ABORTED);
 }
 
@@ -608,8 +610,9 @@ static void od_cli_put_chunk(struct od_cconn *c, struct od_cslot *s,
 					   NULL, &ch->inv.seq);
 		if (ret) {
 			c->cnt.errors++;
-			pr_info("conn %d: posting a LOCAL_INV failed: %d\n",
-				c->idx, ret);
+			if (od_log_error(c->run))
+				pr_info("conn %d: posting a LOCAL_INV failed: %d\n",
+					c->idx, ret);
 		}
 		ch->valid = false;
 	}
@@ -672,7 +675,7 @@ static void od_cli_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_device(run->dev, r->dma, od_hdr_len(&run->p),
 				      DMA_FROM_DEVICE);
 	ret = ib_post_recv(c->qp, &r->wr, NULL);
-	if (ret)
+	if (ret && od_log_error(run))
 		pr_info("conn %d: reposting a receive failed: %d\n", c->idx,
 			ret);
 	spin_lock_bh(&c->lock);

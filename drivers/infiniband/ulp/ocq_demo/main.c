@@ -25,6 +25,9 @@ MODULE_PARM_DESC(disconnect_after, "test hook: hang up conn 0 after N calls");
 unsigned int od_stall_ms = OD_STALL_MS;
 module_param_named(stall_ms, od_stall_ms, uint, 0644);
 MODULE_PARM_DESC(stall_ms, "end a run silent this long (ms, default 5000)");
+unsigned int od_log_errors = OD_LOG_ERRORS;
+module_param_named(log_errors, od_log_errors, uint, 0644);
+MODULE_PARM_DESC(log_errors, "errors of a run that are logged (default 10)");
 
 struct workqueue_struct *od_wq;
 

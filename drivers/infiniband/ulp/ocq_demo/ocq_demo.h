@@ -232,7 +232,7 @@ struct od_cq {
 
 struct od_cq_work {
 	struct work_struct work;
-	struct od_cq *ocq;
+	struct od_cq *dcq;
 };
 
 /* A send work request's completion context: its sequence number. */
@@ -493,6 +493,7 @@ struct od_result {
  * @stopping: clients issue no more calls (A)
  * @issued: calls taken against the target (A)
  * @completed: calls answered (A)
+ * @errors_logged: errors logged by od_log_error(), at most @od_log_errors (A)
  * @t_start: ktime of the start (I)
  * @t_end: ktime of the end (M)
  * @dev: the device (I)
@@ -521,6 +522,7 @@ struct od_run {
 	bool stopping;
 	atomic64_t issued;
 	atomic64_t completed;
+	atomic_t errors_logged;
 	u64 t_start;
 	u64 t_end;
 	struct ib_device *dev;
@@ -540,6 +542,35 @@ struct od_run {
 	char error[128];
 	u64 runs;
 };
+
+/* Errors of a run that are logged by default; the counters count all. */
+#define OD_LOG_ERRORS 10
+
+extern unsigned int od_log_errors;
+
+/**
+ * od_log_error() - whether an error of @run gets its log line
+ * @run: the run
+ *
+ * Every error a completion handler, or a post from one, meets is counted; its
+ * line is logged only for the first @od_log_errors of the run (module
+ * parameter log_errors), so that a QP full of failed work requests cannot
+ * flood the log.  The run's end line gives the count.
+ *
+ * Context: any.
+ * Return: true while the run has logged fewer than @od_log_errors errors.
+ */
+static inline bool od_log_error(struct od_run *run)
+{
+	int limit = min_t(unsigned int, READ_ONCE(od_log_errors), INT_MAX);
+	int n = atomic_read(&run->errors_logged);
+
+	do {
+		if (n >= limit)
+			return false;
+	} while (!atomic_try_cmpxchg(&run->errors_logged, &n, n + 1));
+	return true;
+}
 
 extern struct od_run od_run;
 extern struct mutex od_mutex;
@@ -572,13 +603,13 @@ int od_connect_all(struct od_run *run);
 int od_cm_server_handler(struct rdma_cm_id *id, struct rdma_cm_event *ev);
 
 /* paths.c */
-int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe,
+int od_cq_create(struct od_run *run, struct od_cq *dcq, int nr_cqe,
 		 void (*process)(struct ib_wc *wc));
-void od_cq_destroy(struct od_cq *ocq);
-void od_cq_consumed(struct od_cq *ocq);
-void od_cq_resume(struct od_cq *ocq);
+void od_cq_destroy(struct od_cq *dcq);
+void od_cq_consumed(struct od_cq *dcq);
+void od_cq_resume(struct od_cq *dcq);
 u64 od_begin(void);
-void od_end(struct od_cq *ocq, u64 t0);
+void od_end(struct od_cq *dcq, u64 t0);
 void od_burn(struct od_run *run);
 bool od_in_process(struct od_run *run);
 int od_paths_init(void);

@@ -40,15 +40,15 @@ u64 od_begin(void)
 
 /**
  * od_end - account one completion's processing
- * @ocq: the side's CQ it came from
+ * @dcq: the side's CQ it came from
  * @t0: od_begin()'s value
  */
-void od_end(struct od_cq *ocq, u64 t0)
+void od_end(struct od_cq *dcq, u64 t0)
 {
-	atomic64_inc(&ocq->completions);
-	atomic64_add(ktime_get_ns() - t0, &ocq->cpu_ns);
-	if (ocq->run->p.postpone)
-		od_cq_consumed(ocq);
+	atomic64_inc(&dcq->completions);
+	atomic64_add(ktime_get_ns() - t0, &dcq->cpu_ns);
+	if (dcq->run->p.postpone)
+		od_cq_consumed(dcq);
 }
 
 /**
@@ -80,110 +80,110 @@ bool od_in_process(struct od_run *run)
 /* ocq-parallel's unordered step: verify payloads, burn the work. */
 static void od_process(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct od_cq *ocq = ib_ocq_private(cq);
+	struct od_cq *dcq = ib_ocq_private(cq);
 	u64 t0 = od_begin();
 
-	ocq->process(wc);
-	od_burn(ocq->run);
-	atomic64_add(ktime_get_ns() - t0, &ocq->cpu_ns);
+	dcq->process(wc);
+	od_burn(dcq->run);
+	atomic64_add(ktime_get_ns() - t0, &dcq->cpu_ns);
 }
 
 static void od_resume_work(struct work_struct *work)
 {
-	struct od_cq *ocq = container_of(work, struct od_cq, resume_work);
+	struct od_cq *dcq = container_of(work, struct od_cq, resume_work);
 
-	atomic_set(&ocq->resume_queued, 0);
+	atomic_set(&dcq->resume_queued, 0);
 	/* Pairs with the xchg in od_cq_consumed(): a later done() queues us again. */
 	smp_mb__after_atomic();
-	ib_ocq_resume(ocq->ocq);
+	ib_ocq_resume(dcq->ocq);
 }
 
 /**
  * od_cq_consumed - a done() finished: arm once the consumer caught up
- * @ocq: the side's CQ
+ * @dcq: the side's CQ
  *
  * Postponed arm: the ordered CQ is left unarmed when drained; the resume
  * runs from a work item, i.e. after the burst of done() calls in progress.
  */
-void od_cq_consumed(struct od_cq *ocq)
+void od_cq_consumed(struct od_cq *dcq)
 {
-	if (!ocq->ocq || atomic_xchg(&ocq->resume_queued, 1))
+	if (!dcq->ocq || atomic_xchg(&dcq->resume_queued, 1))
 		return;
-	queue_work(od_wq, &ocq->resume_work);
+	queue_work(od_wq, &dcq->resume_work);
 }
 
 /**
  * od_cq_resume - resume a postponed ordered CQ now (the monitor's safety net)
- * @ocq: the side's CQ
+ * @dcq: the side's CQ
  */
-void od_cq_resume(struct od_cq *ocq)
+void od_cq_resume(struct od_cq *dcq)
 {
-	if (ocq->ocq)
-		ib_ocq_resume(ocq->ocq);
+	if (dcq->ocq)
+		ib_ocq_resume(dcq->ocq);
 }
 
-static void od_dispatch(struct od_cq *ocq, struct ib_wc *wc)
+static void od_dispatch(struct od_cq *dcq, struct ib_wc *wc)
 {
-	wc->wr_cqe->done(ocq->cq, wc);
+	wc->wr_cqe->done(dcq->cq, wc);
 }
 
 /* Seed pattern 1: arm, then poll one at a time until empty. */
-static bool od_naive_loop(struct od_cq *ocq)
+static bool od_naive_loop(struct od_cq *dcq)
 {
 	struct ib_wc wc;
 	int n = 0;
 
-	atomic64_inc(&ocq->runs);
-	atomic64_inc(&ocq->arms);
-	ib_req_notify_cq(ocq->cq, IB_CQ_NEXT_COMP);
-	while (ib_poll_cq(ocq->cq, 1, &wc) > 0) {
-		od_dispatch(ocq, &wc);
+	atomic64_inc(&dcq->runs);
+	atomic64_inc(&dcq->arms);
+	ib_req_notify_cq(dcq->cq, IB_CQ_NEXT_COMP);
+	while (ib_poll_cq(dcq->cq, 1, &wc) > 0) {
+		od_dispatch(dcq, &wc);
 		if (++n == OD_LOOP_BUDGET)
 			return true;
 	}
 	if (!n)
-		atomic64_inc(&ocq->empty_runs);
+		atomic64_inc(&dcq->empty_runs);
 	return false;
 }
 
 /* Seed pattern 2 under a spinlock: poll until empty, arm, repeat if missed. */
-static bool od_locked_loop(struct od_cq *ocq)
+static bool od_locked_loop(struct od_cq *dcq)
 {
 	int flags = IB_CQ_NEXT_COMP | IB_CQ_REPORT_MISSED_EVENTS;
 	struct ib_wc wc;
 	int n = 0, ret;
 
-	spin_lock(&ocq->lock);
-	atomic64_inc(&ocq->runs);
+	spin_lock(&dcq->lock);
+	atomic64_inc(&dcq->runs);
 	do {
-		while (ib_poll_cq(ocq->cq, 1, &wc) > 0) {
-			od_dispatch(ocq, &wc);
+		while (ib_poll_cq(dcq->cq, 1, &wc) > 0) {
+			od_dispatch(dcq, &wc);
 			if (++n == OD_LOOP_BUDGET)
 				goto out_budget;
 		}
-		atomic64_inc(&ocq->arms);
-		ret = ib_req_notify_cq(ocq->cq, flags);
+		atomic64_inc(&dcq->arms);
+		ret = ib_req_notify_cq(dcq->cq, flags);
 		if (ret > 0)
-			atomic64_inc(&ocq->repolls);
+			atomic64_inc(&dcq->repolls);
 	} while (ret > 0);
-	spin_unlock(&ocq->lock);
+	spin_unlock(&dcq->lock);
 	if (!n)
-		atomic64_inc(&ocq->empty_runs);
+		atomic64_inc(&dcq->empty_runs);
 	return false;
 
 out_budget:
-	spin_unlock(&ocq->lock);
+	spin_unlock(&dcq->lock);
 	return true;
 }
 
 static void od_loop_work(struct work_struct *work)
 {
 	struct od_cq_work *w = container_of(work, struct od_cq_work, work);
-	struct od_cq *ocq = w->ocq;
+	struct od_cq *dcq = w->dcq;
 	bool more;
 
-	more = ocq->path == OD_NAIVE ? od_naive_loop(ocq) : od_locked_loop(ocq);
-	if (more && !READ_ONCE(ocq->dead))
+	more = dcq->path == OD_NAIVE ? od_naive_loop(dcq) : od_locked_loop(dcq);
+	if (more && !READ_ONCE(dcq->dead))
 		queue_work_on(raw_smp_processor_id(), od_loop_wq, work);
 }
 
@@ -194,14 +194,14 @@ static void od_loop_work(struct work_struct *work)
  */
 static void od_comp_handler(struct ib_cq *cq, void *ctx)
 {
-	struct od_cq *ocq = ctx;
+	struct od_cq *dcq = ctx;
 	int cpu;
 
-	atomic64_inc(&ocq->events);
-	if (READ_ONCE(ocq->dead))
+	atomic64_inc(&dcq->events);
+	if (READ_ONCE(dcq->dead))
 		return;
 	cpu = get_cpu();
-	queue_work_on(cpu, od_loop_wq, &per_cpu_ptr(ocq->pcpu, cpu)->work);
+	queue_work_on(cpu, od_loop_wq, &per_cpu_ptr(dcq->pcpu, cpu)->work);
 	put_cpu();
 }
 
@@ -210,30 +210,30 @@ static void od_cq_event(struct ib_event *ev, void *ctx)
 	pr_info("CQ event: %s\n", ib_event_msg(ev->event));
 }
 
-static int od_cq_create_seed(struct od_cq *ocq, struct ib_device *dev,
+static int od_cq_create_seed(struct od_cq *dcq, struct ib_device *dev,
 			     int nr_cqe)
 {
 	struct ib_cq_init_attr attr = { .cqe = nr_cqe };
 	int cpu;
 
-	ocq->pcpu = alloc_percpu(struct od_cq_work);
-	if (!ocq->pcpu)
+	dcq->pcpu = alloc_percpu(struct od_cq_work);
+	if (!dcq->pcpu)
 		return -ENOMEM;
 	for_each_possible_cpu(cpu) {
-		INIT_WORK(&per_cpu_ptr(ocq->pcpu, cpu)->work, od_loop_work);
-		per_cpu_ptr(ocq->pcpu, cpu)->ocq = ocq;
+		INIT_WORK(&per_cpu_ptr(dcq->pcpu, cpu)->work, od_loop_work);
+		per_cpu_ptr(dcq->pcpu, cpu)->dcq = dcq;
 	}
-	ocq->cq = ib_create_cq(dev, od_comp_handler, od_cq_event, ocq, &attr);
-	if (IS_ERR(ocq->cq)) {
-		free_percpu(ocq->pcpu);
-		ocq->pcpu = NULL;
-		return PTR_ERR(ocq->cq);
+	dcq->cq = ib_create_cq(dev, od_comp_handler, od_cq_event, dcq, &attr);
+	if (IS_ERR(dcq->cq)) {
+		free_percpu(dcq->pcpu);
+		dcq->pcpu = NULL;
+		return PTR_ERR(dcq->cq);
 	}
-	ib_req_notify_cq(ocq->cq, IB_CQ_NEXT_COMP);
+	ib_req_notify_cq(dcq->cq, IB_CQ_NEXT_COMP);
 	return 0;
 }
 
-static int od_cq_create_ocq(struct od_cq *ocq, struct ib_device *dev,
+static int od_cq_create_ocq(struct od_cq *dcq, struct ib_device *dev,
 			    int nr_cqe)
 {
 	static const enum ib_ocq_mode modes[] = {
@@ -242,35 +242,35 @@ static int od_cq_create_ocq(struct od_cq *ocq, struct ib_device *dev,
 		[OD_OCQ_PARALLEL] = IB_OCQ_PARALLEL,
 	};
 	struct ib_ocq_attr attr = {
-		.mode = modes[ocq->path],
+		.mode = modes[dcq->path],
 		.policy = IB_ARM_AUTO,
-		.flags = ocq->run->p.postpone ? IB_OCQ_POSTPONE_ARM : 0,
+		.flags = dcq->run->p.postpone ? IB_OCQ_POSTPONE_ARM : 0,
 	};
 
-	if (ocq->path == OD_OCQ_PARALLEL)
+	if (dcq->path == OD_OCQ_PARALLEL)
 		attr.process = od_process;
-	ocq->ocq = ib_ocq_alloc(dev, ocq, nr_cqe, 0, &attr);
-	if (IS_ERR(ocq->ocq)) {
-		int ret = PTR_ERR(ocq->ocq);
+	dcq->ocq = ib_ocq_alloc(dev, dcq, nr_cqe, 0, &attr);
+	if (IS_ERR(dcq->ocq)) {
+		int ret = PTR_ERR(dcq->ocq);
 
-		ocq->ocq = NULL;
+		dcq->ocq = NULL;
 		return ret;
 	}
-	ocq->cq = ib_ocq_cq(ocq->ocq);
+	dcq->cq = ib_ocq_cq(dcq->ocq);
 	return 0;
 }
 
 /**
  * od_cq_create - create one side's CQ on the run's path
  * @run: the run (its device and parameters)
- * @ocq: the side's CQ, zeroed
+ * @dcq: the side's CQ, zeroed
  * @nr_cqe: CQ entries
  * @process: the side's process() step, used on ocq-parallel
  *
  * Context: process context.
  * Return: 0 or -errno.
  */
-int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe,
+int od_cq_create(struct od_run *run, struct od_cq *dcq, int nr_cqe,
 		 void (*process)(struct ib_wc *wc))
 {
 	static const enum ib_poll_context ctx[] = {
@@ -279,27 +279,27 @@ int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe,
 		[OD_UP_SOFTIRQ] = IB_POLL_SOFTIRQ,
 	};
 
-	ocq->run = run;
-	ocq->path = run->p.path;
-	ocq->process = process;
-	spin_lock_init(&ocq->lock);
-	INIT_WORK(&ocq->resume_work, od_resume_work);
-	switch (ocq->path) {
+	dcq->run = run;
+	dcq->path = run->p.path;
+	dcq->process = process;
+	spin_lock_init(&dcq->lock);
+	INIT_WORK(&dcq->resume_work, od_resume_work);
+	switch (dcq->path) {
 	case OD_OCQ_STRICT:
 	case OD_OCQ_FLOW:
 	case OD_OCQ_PARALLEL:
-		return od_cq_create_ocq(ocq, run->dev, nr_cqe);
+		return od_cq_create_ocq(dcq, run->dev, nr_cqe);
 	case OD_NAIVE:
 	case OD_LOCKED:
-		return od_cq_create_seed(ocq, run->dev, nr_cqe);
+		return od_cq_create_seed(dcq, run->dev, nr_cqe);
 	default:
 		break;
 	}
-	ocq->cq = ib_alloc_cq(run->dev, ocq, nr_cqe, 0, ctx[ocq->path]);
-	if (IS_ERR(ocq->cq)) {
-		int ret = PTR_ERR(ocq->cq);
+	dcq->cq = ib_alloc_cq(run->dev, dcq, nr_cqe, 0, ctx[dcq->path]);
+	if (IS_ERR(dcq->cq)) {
+		int ret = PTR_ERR(dcq->cq);
 
-		ocq->cq = NULL;
+		dcq->cq = NULL;
 		return ret;
 	}
 	return 0;
@@ -307,35 +307,35 @@ int od_cq_create(struct od_run *run, struct od_cq *ocq, int nr_cqe,
 
 /**
  * od_cq_destroy - free a side's CQ; its QPs are destroyed
- * @ocq: the side's CQ (may never have been created)
+ * @dcq: the side's CQ (may never have been created)
  *
  * Context: process context.
  */
-void od_cq_destroy(struct od_cq *ocq)
+void od_cq_destroy(struct od_cq *dcq)
 {
 	int cpu;
 
-	if (ocq->ocq) {
-		cancel_work_sync(&ocq->resume_work);
-		ib_ocq_free(ocq->ocq);
-		ocq->ocq = NULL;
-		ocq->cq = NULL;
+	if (dcq->ocq) {
+		cancel_work_sync(&dcq->resume_work);
+		ib_ocq_free(dcq->ocq);
+		dcq->ocq = NULL;
+		dcq->cq = NULL;
 		return;
 	}
-	if (!ocq->cq)
+	if (!dcq->cq)
 		return;
-	if (!ocq->pcpu) {
-		ib_free_cq(ocq->cq);
-		ocq->cq = NULL;
+	if (!dcq->pcpu) {
+		ib_free_cq(dcq->cq);
+		dcq->cq = NULL;
 		return;
 	}
-	WRITE_ONCE(ocq->dead, true);
+	WRITE_ONCE(dcq->dead, true);
 	for_each_possible_cpu(cpu)
-		cancel_work_sync(&per_cpu_ptr(ocq->pcpu, cpu)->work);
-	ib_destroy_cq(ocq->cq);
-	free_percpu(ocq->pcpu);
-	ocq->pcpu = NULL;
-	ocq->cq = NULL;
+		cancel_work_sync(&per_cpu_ptr(dcq->pcpu, cpu)->work);
+	ib_destroy_cq(dcq->cq);
+	free_percpu(dcq->pcpu);
+	dcq->pcpu = NULL;
+	dcq->cq = NULL;
 }
 
 /**

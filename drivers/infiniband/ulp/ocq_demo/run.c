@@ -60,14 +60,14 @@ static void od_add_acct(struct od_result *r, struct ib_sq_acct *acct,
 	r->signaled += st.signaled;
 }
 
-static void od_add_cq(struct od_result *r, struct od_cq *ocq)
+static void od_add_cq(struct od_result *r, struct od_cq *dcq)
 {
 	struct ib_ocq_stats st;
 
-	r->completions += atomic64_read(&ocq->completions);
-	r->cpu_ns += atomic64_read(&ocq->cpu_ns);
-	if (ocq->ocq) {
-		ib_ocq_get_stats(ocq->ocq, &st);
+	r->completions += atomic64_read(&dcq->completions);
+	r->cpu_ns += atomic64_read(&dcq->cpu_ns);
+	if (dcq->ocq) {
+		ib_ocq_get_stats(dcq->ocq, &st);
 		r->events += st.events;
 		r->runs += st.runs;
 		r->empty_runs += st.empty_runs;
@@ -75,11 +75,11 @@ static void od_add_cq(struct od_result *r, struct od_cq *ocq)
 		r->repolls += st.repolls;
 		return;
 	}
-	r->events += atomic64_read(&ocq->events);
-	r->runs += atomic64_read(&ocq->runs);
-	r->empty_runs += atomic64_read(&ocq->empty_runs);
-	r->arms += atomic64_read(&ocq->arms);
-	r->repolls += atomic64_read(&ocq->repolls);
+	r->events += atomic64_read(&dcq->events);
+	r->runs += atomic64_read(&dcq->runs);
+	r->empty_runs += atomic64_read(&dcq->empty_runs);
+	r->arms += atomic64_read(&dcq->arms);
+	r->repolls += atomic64_read(&dcq->repolls);
 }
 
 /**
@@ -496,6 +496,7 @@ static void od_run_reset(struct od_run *run, const struct od_params *p)
 	atomic_set(&run->ending, 0);
 	run->stopping = false;
 	atomic64_set(&run->issued, 0);
+	atomic_set(&run->errors_logged, 0);
 	atomic64_set(&run->completed, 0);
 	memset(&run->cli, 0, sizeof(run->cli));
 	memset(&run->srv, 0, sizeof(run->srv));

@@ -263,8 +263,9 @@ static void od_srv_push(struct od_sconn *s)
 		if (ret) {
 			s->cnt.errors++;
 			od_srv_release(&s->acct, 0, sl);
-			pr_info("conn %d: posting a reply failed: %d\n", s->idx,
-				ret);
+			if (od_log_error(s->run))
+				pr_info("conn %d: posting a reply failed: %d\n",
+					s->idx, ret);
 			od_run_end(s->run, OD_ABORTED);
 			break;
 		}
@@ -408,8 +409,9 @@ static void od_srv_wc_error(struct od_sconn *s, struct ib_wc *wc)
 	spin_lock_bh(&s->lock);
 	s->cnt.errors++;
 	spin_unlock_bh(&s->lock);
-	pr_info("conn %d: server completion: %s\n", s->idx,
-		ib_wc_status_msg(wc->status));
+	if (od_log_error(s->run))
+		pr_info("conn %d: server completion: %s\n", s->idx,
+			ib_wc_status_msg(wc->status));
 	od_run_end(s->run, OD_ABORTED);
 }
 
@@ -445,7 +447,7 @@ static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	ib_dma_sync_single_for_device(run->dev, r->dma, od_srv_len(&run->p),
 				      DMA_FROM_DEVICE);
 	ret = ib_post_recv(s->qp, &r->wr, NULL);
-	if (ret)
+	if (ret && od_log_error(run))
 		pr_info("conn %d: reposting a receive failed: %d\n", s->idx,
 			ret);
 	spin_lock_bh(&s->lock);
