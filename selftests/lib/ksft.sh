@@ -81,11 +81,15 @@ insmod_test() {
 		echo "insmod_test: rmmod $mod failed"
 		return $KSFT_FAIL
 	fi
-	echo "$ktap" | grep -q '^not ok ' && return $KSFT_FAIL
+	if echo "$ktap" | grep -q '^not ok '; then
+		echo "insmod_test: $mod: $(echo "$ktap" | grep -c '^not ok ') not ok"
+		return $KSFT_FAIL
+	fi
 	nres=$(echo "$ktap" | grep -c '^ok ')
 	nskip=$(echo "$ktap" | grep -c '^ok .* # SKIP')
 	if [ "$nres" -eq 0 ]; then
-		echo "insmod_test: $mod printed no KTAP result"
+		echo "insmod_test: $mod printed no KTAP result" \
+			"(its mark $mark: $(dmesg | grep -c "$mark") line(s) of dmesg)"
 		return $KSFT_FAIL
 	fi
 	[ "$nskip" -eq "$nres" ] && { echo "SKIP: $mod: all subtests skipped"; return $KSFT_SKIP; }
