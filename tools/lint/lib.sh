@@ -151,6 +151,16 @@ ksrc_candidate()
 		awk '/Candidate:/ { print $2 }'
 }
 
+# ksrc_has_version PKG VERSION: true when apt can download PKG at VERSION.
+# An archive keeps earlier versions beside the candidate for a while, so a
+# source package can be fetched at an image's version after it moved on.
+ksrc_has_version()
+{
+	apt-cache madison "$1" 2>/dev/null |
+		awk -F '|' -v v="$2" '{ gsub(/ /, "", $2) } $2 == v && $3 ~ /Packages/ { f = 1 }
+			END { exit !f }'
+}
+
 # ksrc_fetch PKG VERSION DEST PATH...: download Debian's kernel source
 # package PKG (linux-source-X.Y) at VERSION with apt-get download and
 # extract only the PATHs (files or directories, relative to the top of the

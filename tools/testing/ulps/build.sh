@@ -8,10 +8,10 @@
 #
 # 1. tools/testing/vm/build.sh resolves and fetches the kernel (kernel.sh) and builds
 #    ib_ocq.ko; its Module.symvers gives the converted ULPs ib_ocq's exports.
-# 2. Debian's linux-source-X.Y of the same version as the kernel's image package (a
-#    mismatch is an error) is downloaded with apt-get download, and only the ULPs'
-#    sources are extracted from it into .cache/ulps/linux-source-X.Y/ (git-ignored;
-#    reused while apt offers the same version):
+# 2. Debian's linux-source-X.Y of the kernel's image package's version (an earlier
+#    one than apt's candidate if need be; none is an error) is downloaded with
+#    apt-get download, and only the ULPs' sources are extracted from it into
+#    .cache/ulps/linux-source-X.Y/ (git-ignored; reused while the version holds):
 #      net/sunrpc/xprtrdma/                       -> rpcrdma.ko (its Makefile as Kbuild)
 #      drivers/nvme/host/{rdma.c,nvme.h,fabrics.h} -> nvme-rdma.ko
 #      drivers/nvme/target/{rdma.c,nvmet.h}         -> nvmet-rdma.ko
@@ -35,7 +35,7 @@ COCCI=$TOP/scripts/coccinelle/api/ib_ocq_dropin.cocci
 CQ_CALLS='\<(ib_alloc_cq|ib_alloc_cq_any|ib_free_cq|ib_cq_pool_get|ib_cq_pool_put|ib_process_cq_direct)[[:space:]]*\('
 
 # shellcheck source=tools/lint/lib.sh
-source "$TOP/tools/lint/lib.sh"    # ksrc_candidate, ksrc_fetch, ensure_tools
+source "$TOP/tools/lint/lib.sh"    # ksrc_candidate, ksrc_has_version, ksrc_fetch, ensure_tools
 log() { echo "ulps: $*" >&2; }
 die() { echo "ulps: error: $*" >&2; exit 1; }   # also for lib.sh's functions
 
@@ -63,9 +63,15 @@ MM=$(sed -E 's/^([0-9]+\.[0-9]+).*/\1/' <<<"$KVER")
 SPKG=linux-source-$MM
 SVER=$(candidate "$SPKG")
 [ -n "$SVER" ] || die "apt knows no $SPKG, the source of $KVER"
-[ "$SVER" = "$IVER" ] ||
-	die "$SPKG is version $SVER but $IMG is version $IVER: the ULP sources would not be" \
-		"the kernel's (apt-get update, or a mirror that has both)"
+if [ "$SVER" != "$IVER" ]; then
+	# The archive moves: a new source can land before its image does.
+	ksrc_has_version "$SPKG" "$IVER" ||
+		die "$SPKG is version $SVER but $IMG is version $IVER, and apt offers no" \
+			"$SPKG $IVER: the ULP sources would not be the kernel's" \
+			"(apt-get update, or a mirror that has both)"
+	log "apt's $SPKG is $SVER, $IMG is $IVER: using $SPKG $IVER"
+	SVER=$IVER
+fi
 
 ULP_PATHS=(net/sunrpc/xprtrdma drivers/nvme/host/rdma.c drivers/nvme/host/nvme.h
 	   drivers/nvme/host/fabrics.h drivers/nvme/target/rdma.c drivers/nvme/target/nvmet.h)
