@@ -8,7 +8,6 @@
 #include <linux/atomic.h>
 #include <linux/cpumask.h>
 #include <linux/delay.h>
-#include <linux/hash.h>
 #include <linux/jiffies.h>
 #include <linux/kthread.h>
 #include <linux/slab.h>
@@ -346,6 +345,14 @@ int fake_run_poll_helpers(const struct fake_scenario *sc, struct fake_dev *fdev,
  */
 #define FAKE_HOL_SLACK 44
 #define FAKE_HOL_BOUND (IB_OCQ_HOL_DONES + FAKE_HOL_SLACK)
+/* B's QP numbers tried: A's plus 2, 4, ... */
+#define FAKE_HOL_B_TRIES 8
+/*
+ * the A backlog a B in the other domain must overtake (480 ms of done()):
+ * twice FAKE_HOL_BOUND, the wait the rounds accept; in A's domain B waits
+ * for all of it
+ */
+#define FAKE_HOL_PROBE FAKE_HOL_BACKLOG
 
 /**
  * struct fake_hol - two flows: A with slow done() calls and a backlog, B
@@ -463,17 +470,51 @@ static int fake_hol_round(struct fake_hol *h, u32 n, int *max_wait,
 	return 0;
 }
 
+/*
+ * Give B the first QP number of A's + 2, + 4, ... whose completion overtakes
+ * a backlog of A's: one in the other domain.  QP numbers of one parity are
+ * what a device's loopback receivers get, and a mapping of keys to domains
+ * that keeps their low bits puts them all in A's domain: then @found stays
+ * false.
+ */
+static int fake_hol_pick_b(struct fake_hol *h, bool *found)
+{
+	unsigned long bound = msecs_to_jiffies(fake_params.stall_ms);
+	unsigned int t, i;
+	int base, b;
+
+	*found = false;
+	for (t = 1; t <= FAKE_HOL_B_TRIES && !*found; t++) {
+		h->b.qp.qp_num = h->a.qp.qp_num + 2 * t;
+		base = atomic_read(&h->a_dones);
+		for (i = 0; i < FAKE_HOL_PROBE; i++) {
+			h->areqs[i].seq = h->a_pushed++;
+			fake_hol_push(h, &h->a, &h->areqs[i]);
+		}
+		b = atomic_read(&h->b_dones);
+		fake_hol_push(h, &h->b, &h->breq);
+		if (!wait_event_timeout(h->wq,
+					atomic_read_acquire(&h->b_dones) != b,
+					bound))
+			return -ETIMEDOUT;
+		/* in A's domain, B's done() runs after the whole backlog's */
+		*found = h->b_saw < base + FAKE_HOL_PROBE;
+		if (!wait_event_timeout(h->wq,
+					atomic_read(&h->a_dones) ==
+						base + FAKE_HOL_PROBE,
+					bound))
+			return -ETIMEDOUT;
+	}
+	return 0;
+}
+
 static void fake_hol_init(struct fake_hol *h)
 {
 	unsigned int i;
 
 	init_waitqueue_head(&h->wq);
-	/* the engine's default flow key is the QP number, hashed into a domain */
+	/* the engine's default flow key: the QP number (B's: fake_hol_pick_b()) */
 	h->a.qp.qp_num = 0x100;
-	h->b.qp.qp_num = 0x101;
-	while (hash_32(h->b.qp.qp_num, 32) % 2 ==
-	       hash_32(h->a.qp.qp_num, 32) % 2)
-		h->b.qp.qp_num++;
 	for (i = 0; i < ARRAY_SIZE(h->areqs); i++) {
 		h->areqs[i].cqe.done = fake_hol_a_done;
 		h->areqs[i].flow = &h->a;
@@ -483,8 +524,10 @@ static void fake_hol_init(struct fake_hol *h)
 }
 
 /*
- * fake_flow_hol: while A's domain works through a backlog of 5 ms done()
- * calls, each B completion waits for at most IB_OCQ_HOL_DONES of them (plus
+ * fake_flow_hol: B is the first of QPs A + 2, A + 4, ... (A's parity) in
+ * the other of the two domains (fake_hol_pick_b(); none is a failure).
+ * Then, while A's domain works through a backlog of 5 ms done() calls, each
+ * B completion waits for at most IB_OCQ_HOL_DONES of them (plus
  * FAKE_HOL_SLACK), counted in A done() calls rather than time, with
  * FAKE_HOL_BACKLOG and with twice that: the wait does not grow with the
  * backlog.
@@ -499,7 +542,7 @@ int fake_run_flow_hol(const struct fake_scenario *sc, struct fake_dev *fdev,
 	int max_wait[2] = {}, ret = 0;
 	unsigned int samples[2] = {}, half, i;
 	struct fake_hol *h;
-	bool ok;
+	bool ok, spread = false;
 
 	if (num_online_cpus() < 2) {
 		fake_skip(k, "flow", "needs two online CPUs");
@@ -519,11 +562,19 @@ int fake_run_flow_hol(const struct fake_scenario *sc, struct fake_dev *fdev,
 		return ret;
 	}
 	h->fcq = to_fake_cq(ib_ocq_cq(h->ocq));
-	for (half = 0; half < 2 && !ret; half++)
+	ret = fake_hol_pick_b(h, &spread);
+	h->overlapped = false; /* the rounds' own, not the probe's */
+	if (!ret && !spread)
+		pr_info("# flow: QPs %#x to %#x all in the domain of QP %#x\n",
+			h->a.qp.qp_num + 2, h->b.qp.qp_num, h->a.qp.qp_num);
+	else if (!ret)
+		pr_info("# flow: A is QP %#x, B QP %#x\n", h->a.qp.qp_num,
+			h->b.qp.qp_num);
+	for (half = 0; half < 2 && !ret && spread; half++)
 		for (i = 0; i < FAKE_HOL_ROUNDS && !ret; i++)
 			ret = fake_hol_round(h, FAKE_HOL_BACKLOG << half,
 					     &max_wait[half], &samples[half]);
-	for (half = 0; half < 2; half++)
+	for (half = 0; half < 2 && spread; half++)
 		pr_info("# flow: A backlog %u: %u B completions waited for at most %d A done() calls (bound %u)\n",
 			FAKE_HOL_BACKLOG << half, samples[half], max_wait[half],
 			FAKE_HOL_BOUND);
@@ -534,7 +585,7 @@ int fake_run_flow_hol(const struct fake_scenario *sc, struct fake_dev *fdev,
 	if (!h->overlapped)
 		pr_info("# flow: no B done() ran during an A done(): one domain?\n");
 	ib_ocq_free(h->ocq);
-	ok = !ret && !atomic_read(&h->failures) && h->overlapped &&
+	ok = !ret && spread && !atomic_read(&h->failures) && h->overlapped &&
 	     samples[0] && samples[1] && max_wait[0] <= FAKE_HOL_BOUND &&
 	     max_wait[1] <= FAKE_HOL_BOUND;
 	fake_result(k, ok, "flow", NULL);

@@ -9,6 +9,7 @@
 #include <linux/delay.h>
 #include <linux/hash.h>
 #include <linux/jiffies.h>
+#include <linux/math.h>
 #include <linux/slab.h>
 #include <linux/string.h>
 #include <linux/spinlock.h>
@@ -347,6 +348,12 @@ static const char *const fake_drain_names[] = {
 
 #define FAKE_DRAIN_CASES (FAKE_NR_MODES + 1)
 
+/* The domain the engine gives a flow key: see ocq_flow_of(). */
+static u32 fake_drain_domain(u32 key, unsigned int nr_domains)
+{
+	return reciprocal_scale(hash_32(key, 32), nr_domains);
+}
+
 /* Case @i of fake_drain_paused: a fresh OCQ, drained; false if it failed. */
 static bool fake_drain_one(struct fake_dev *fdev, unsigned int i)
 {
@@ -373,8 +380,8 @@ static bool fake_drain_one(struct fake_dev *fdev, unsigned int i)
 	/* keyed: two keys in different domains, as the engine spreads them */
 	h->keys[0] = 1;
 	h->keys[1] = 2;
-	while (keyed && hash_32(h->keys[1], 32) % attr.nr_domains ==
-				hash_32(h->keys[0], 32) % attr.nr_domains)
+	while (keyed && fake_drain_domain(h->keys[1], attr.nr_domains) ==
+				fake_drain_domain(h->keys[0], attr.nr_domains))
 		h->keys[1]++;
 	h->ocq = ib_ocq_alloc(&fdev->ibdev, h, fake_params.cqe, 0, &attr);
 	if (IS_ERR(h->ocq)) {

@@ -32,6 +32,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/hash.h>
+#include <linux/math.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
@@ -410,7 +411,7 @@ static bool pt_wait_stream(struct pt_pair *p)
 /* The domain the pool's default flow key gives @qp: see ib_ocq_cq_pool_get(). */
 static unsigned int pt_domain(struct ib_qp *qp)
 {
-	return hash_32(qp->qp_num, 32) % num_online_cpus();
+	return reciprocal_scale(hash_32(qp->qp_num, 32), num_online_cpus());
 }
 
 /* A pair none of whose QPs shares a CQ and domain with pair 0's receiver. */

@@ -33,6 +33,7 @@
 #include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/log2.h>
+#include <linux/math.h>
 #include <linux/minmax.h>
 #include <linux/rcupdate.h>
 #include <linux/slab.h>
@@ -422,6 +423,14 @@ static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 
 /* --- IB_OCQ_FLOW: the CQ run routes, one run per flow dispatches --- */
 
+/*
+ * The domain of a completion's flow.  hash_32(key, 32) is a multiply: the
+ * product's low k bits depend only on the key's low k bits (bit 0 is its
+ * parity), so taking it modulo nr_domains would put keys that share their
+ * low bits, such as the QP numbers of a device's loopback receivers (one
+ * parity) or aligned pointers, in a few domains.  reciprocal_scale() takes
+ * the high, well-mixed bits instead.
+ */
 static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
 {
 	u32 key;
@@ -431,7 +440,7 @@ static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
 		key = e->flow_key(e->cq, wc);
 	else
 		key = wc->qp ? wc->qp->qp_num : 0;
-	return 1 + hash_32(key, 32) % e->nr_domains;
+	return 1 + reciprocal_scale(hash_32(key, 32), e->nr_domains);
 }
 
 static bool ocq_flow_has_room(struct ocq_engine *e, int unit)
