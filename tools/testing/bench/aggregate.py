@@ -10,7 +10,8 @@ path, every metric is computed per run, then reduced to the median (the figure s
 with min and max over the repeats.  A run that failed (ocq-demo's exit status was not
 0) never enters a median, a minimum or a maximum: it is counted in failed_runs, and its
 reorders, lost and duplicated completions still add to the sums. Ratios are medians over the median of upstream-wq
-in the same boot (fake_floor: over the floor); paired_ratio is the median of the
+in the same boot (fake_floor: over the floor; rxe_pool: over upstream-pool, whose
+figures are those of its light QPs); paired_ratio is the median of the
 per-repeat ratios to the base path's run of that repeat. Writes DIR/results.json,
 DIR/table.txt (also printed), DIR/table.rst (the same for Documentation/performance.rst)
 and, when gnuplot is there, DIR/plot.svg.
@@ -29,10 +30,16 @@ METRICS = [
     "completions_per_s", "ns_per_completion", "done_ns_per_completion",
     "events_per_1k", "runs_per_1k", "empty_runs_pct", "arms_per_1k",
     "repolls_per_1k", "p50_us", "p99_us", "calls_per_s",
+    # rxe_pool: the light QPs on the heavy one's CQ, the others, the heavy one
+    "shared_per_s", "shared_p99_us", "other_per_s", "other_p99_us", "heavy_per_s",
 ]
 # per-run counts: summed over the repeats (any nonzero value matters)
 COUNTS = ["reorders", "lost", "duplicated", "errors"]
 RATIOS = ["completions_per_s", "ns_per_completion", "events_per_1k", "runs_per_1k"]
+POOL_RATIOS = ["completions_per_s", "p99_us", "shared_per_s", "shared_p99_us"]
+# the base of each scenario's ratios, and the order of its paths
+POOL = "rxe_pool"
+POOL_PATHS = ["upstream-pool", "ocq-pool"]
 
 
 def per1k(n, completions):
@@ -96,6 +103,22 @@ def fake_metrics(rec):
     return m
 
 
+def pool_metrics(rec):
+    """The light QPs' rate and latency of one rxe_pool run (pool_bench.c's line)."""
+    d = rec["pool"]
+    light, shared, other = d["light"], d["light_shared"], d["light_other"]
+    return {
+        "completions_per_s": light["per_s"],
+        "p50_us": light["p50_us"], "p99_us": light["p99_us"],
+        "shared_per_s": shared["per_s"] if shared["completions"] else None,
+        "shared_p99_us": shared["p99_us"] if shared["completions"] else None,
+        "other_per_s": other["per_s"] if other["completions"] else None,
+        "other_p99_us": other["p99_us"] if other["completions"] else None,
+        "heavy_per_s": d["heavy"]["per_s"],
+        "errors": d["errors"],
+    }
+
+
 def reduce_runs(runs, counted):
     """Median/min/max of the metrics over the repeats of one path that succeeded."""
     good = [r for r in runs if not r["failed"]]
@@ -125,7 +148,7 @@ def ratio(a, b):
     return a / b
 
 
-def paired(runs, base_runs):
+def paired(runs, base_runs, keys=RATIOS):
     """Median over the repeats of the ratio to the base path's run of the same repeat.
 
     Adjacent runs share the host's phase, so this is steadier than a ratio of medians
@@ -133,7 +156,7 @@ def paired(runs, base_runs):
     """
     by_rep = {b["repeat"]: b for b in base_runs if not b["failed"]}
     out = {}
-    for k in RATIOS:
+    for k in keys:
         vals = [ratio(r.get(k), by_rep[r["repeat"]].get(k)) for r in runs
                 if r["repeat"] in by_rep and not r["failed"]]
         vals = [v for v in vals if v is not None]
@@ -149,25 +172,34 @@ def aggregate(records, paths):
         if "count" in rec:
             counted[(s, p)] = count_metrics(rec)
         else:
-            m = fake_metrics(rec) if s == "fake_floor" else demo_metrics(rec)
+            if s == "fake_floor":
+                m = fake_metrics(rec)
+            elif s == POOL:
+                m = pool_metrics(rec)
+            else:
+                m = demo_metrics(rec)
             m["repeat"] = rec["repeat"]
-            m["failed"] = rec.get("rc", 0) != 0
+            # a pool run whose completions failed is a failed run too
+            m["failed"] = rec.get("rc", 0) != 0 or (s == POOL and m["errors"] != 0)
             runs.setdefault(s, {}).setdefault(p, []).append(m)
     res = {}
     for s, by_path in runs.items():
-        order = ["floor"] + paths if s == "fake_floor" else paths
+        order = {"fake_floor": ["floor"] + paths, POOL: POOL_PATHS}.get(s, paths)
         res[s] = {}
         for p in order:
             if p in by_path:
                 res[s][p] = reduce_runs(by_path[p], counted.get((s, p)))
-        bname = "floor" if s == "fake_floor" else "upstream-wq"
+        bname = {"fake_floor": "floor", POOL: "upstream-pool"}.get(s, "upstream-wq")
+        keys = POOL_RATIOS if s == POOL else RATIOS
         base = res[s].get(bname)
         for p, e in res[s].items():
-            r = {k: ratio(e.get(k), base.get(k)) if base else None for k in RATIOS}
-            e["paired_ratio"] = paired(by_path.get(p, []), by_path.get(bname, []))
+            r = {k: ratio(e.get(k), base.get(k)) if base else None for k in keys}
+            e["paired_ratio"] = paired(by_path.get(p, []), by_path.get(bname, []), keys)
             if s == "fake_floor":
                 e["ratio_to_floor"] = r
                 e["ratio_to_upstream_wq"] = {k: None for k in RATIOS}
+            elif s == POOL:
+                e["ratio_to_upstream_pool"] = r
             else:
                 e["ratio_to_upstream_wq"] = r
     return res
@@ -183,6 +215,42 @@ def fmt(v, nd=1):
     return "%.*f" % (nd, v)
 
 
+POOL_COLS = [("path", 16), ("light/s", 8), ("[min-max]", 16), ("x base", 6),
+             ("paired", 6), ("p50 us", 7), ("p99 us", 7), ("x base", 6),
+             ("shared/s", 8), ("x base", 6), ("sh p99", 7), ("other/s", 8),
+             ("ot p99", 7), ("heavy/s", 7), ("errors", 6), ("fail", 4)]
+
+
+def pool_row(p, e):
+    """One path of rxe_pool, in POOL_COLS' order."""
+    r = e.get("ratio_to_upstream_pool", {})
+    return [p, fmt(e.get("completions_per_s"), 0),
+            "%s-%s" % (fmt(e["min"].get("completions_per_s"), 0),
+                       fmt(e["max"].get("completions_per_s"), 0)),
+            fmt(r.get("completions_per_s"), 2),
+            fmt(e["paired_ratio"].get("completions_per_s"), 2),
+            fmt(e.get("p50_us"), 0), fmt(e.get("p99_us"), 0), fmt(r.get("p99_us"), 2),
+            fmt(e.get("shared_per_s"), 0), fmt(r.get("shared_per_s"), 2),
+            fmt(e.get("shared_p99_us"), 0), fmt(e.get("other_per_s"), 0),
+            fmt(e.get("other_p99_us"), 0), fmt(e.get("heavy_per_s"), 0),
+            fmt(e.get("errors")), fmt(e.get("failed_runs"))]
+
+
+def pool_table(title, by_path):
+    lines = ["%s %s: 8 QP pairs on pooled CQs, pair 0's receive done() heavy;" % (title, POOL),
+             "light/s, p50, p99: the 7 light pairs' receives (latency: posted to done());"
+             " x base: to upstream-pool;",
+             "shared: the light pairs whose receiver shares the heavy receiver's CQ; other:"
+             " the rest",
+             " ".join(n.rjust(w) if i else n.ljust(w) for i, (n, w) in enumerate(POOL_COLS))]
+    for p, e in by_path.items():
+        lines.append(" ".join(str(v).rjust(w) if i else str(v).ljust(w)
+                              for i, (v, (_, w)) in enumerate(zip(pool_row(p, e),
+                                                                  POOL_COLS))))
+    lines.append("")
+    return lines
+
+
 def table(title, scen):
     cols = [("path", 16), ("compl/s", 8), ("[min-max]", 16), ("x base", 6), ("paired", 6),
             ("ns/compl", 8), ("ev/1k", 6), ("x base", 6), ("runs/1k", 7),
@@ -196,6 +264,9 @@ def table(title, scen):
              "fail: runs that failed, left out of every median",
              ""]
     for s, by_path in scen.items():
+        if s == POOL:
+            lines += pool_table(title, by_path)
+            continue
         lines.append("%s %s" % (title, s))
         lines.append(" ".join(n.rjust(w) if i else n.ljust(w)
                               for i, (n, w) in enumerate(cols)))
@@ -219,8 +290,20 @@ def table(title, scen):
     return "\n".join(lines)
 
 
+def rst_simple(title, head, rows):
+    """A reStructuredText simple table."""
+    w = [max(len(str(x[i])) for x in [head] + rows) for i in range(len(head))]
+    rule = " ".join("=" * n for n in w)
+    line = lambda x: " ".join(str(v).ljust(n) for v, n in zip(x, w)).rstrip()
+    return "\n".join(["**%s**" % title, "", rule, line(head), rule] +
+                     [line(x) for x in rows] + [rule, ""])
+
+
 def rst_table(title, by_path, base):
     """One scenario as a reStructuredText simple table (for performance.rst)."""
+    if base == "pool":
+        return rst_simple(title, [n for n, _ in POOL_COLS],
+                          [pool_row(p, e) for p, e in by_path.items()])
     head = ["path", "compl/s", "min-max", "x " + base, "paired", "ns/compl", "ev/1k",
             "x " + base, "runs/1k", "empty %", "p99 us", "reord", "lost"]
     rows = []
@@ -236,11 +319,7 @@ def rst_table(title, by_path, base):
                      fmt(e.get("events_per_1k")), fmt(r.get("events_per_1k"), 2),
                      fmt(e.get("runs_per_1k")), fmt(e.get("empty_runs_pct"), 2),
                      fmt(e.get("p99_us"), 0), fmt(e.get("reorders")), fmt(e.get("lost"))])
-    w = [max(len(str(x[i])) for x in [head] + rows) for i in range(len(head))]
-    rule = " ".join("=" * n for n in w)
-    line = lambda x: " ".join(str(v).ljust(n) for v, n in zip(x, w)).rstrip()
-    return "\n".join(["**%s**" % title, "", rule, line(head), rule] +
-                      [line(x) for x in rows] + [rule, ""])
+    return rst_simple(title, head, rows)
 
 
 def plot(res, paths, out):
@@ -248,11 +327,16 @@ def plot(res, paths, out):
     if not shutil.which("gnuplot"):
         print("aggregate: no gnuplot: no plot", file=sys.stderr)
         return
-    scen = dict(res["scenarios"])
+    # rxe_pool has paths of its own, and its own table
+    scen = {s: v for s, v in res["scenarios"].items() if s != POOL}
     for smp, extra in res.get("by_smp", {}).items():
         if int(smp) != res["smp"]:
             for s, v in extra.items():
-                scen["%s@smp%s" % (s, smp)] = v
+                if s != POOL:
+                    scen["%s@smp%s" % (s, smp)] = v
+    if not scen:
+        print("aggregate: no scenario of the demo's paths: no plot", file=sys.stderr)
+        return
     cols = ["floor"] + paths
     palette = ["#000000", "#1b9e77", "#66a61e", "#a6d854", "#d95f02", "#e6ab02",
                "#fc8d62", "#7570b3", "#e7298a", "#666666", "#a6761d"]
@@ -343,8 +427,8 @@ def main():
     rst = []
     for smp, scen in res["by_smp"].items():
         for sname, by_path in scen.items():
-            rst.append(rst_table("%s, -smp %s" % (sname, smp), by_path,
-                                 "floor" if sname == "fake_floor" else "wq"))
+            base = {"fake_floor": "floor", POOL: "pool"}.get(sname, "wq")
+            rst.append(rst_table("%s, -smp %s" % (sname, smp), by_path, base))
     with open(os.path.join(a.out, "table.rst"), "w") as f:
         f.write("\n".join(rst))
     plot(res, paths, a.out)

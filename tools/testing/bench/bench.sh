@@ -5,6 +5,7 @@
 #
 # Usage: [REPEATS=5] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm]
 #        [SCENARIOS="..."] [PATHS="..."] [DURATION=3] [SLOW_WORK_NS=] [HEAVY_WORK_NS=]
+#        [POOL_HEAVY_NS=]
 #        [FAKE_N=] [FAKE_BUDGET=]
 #        tools/testing/bench/bench.sh [METAPACKAGE]
 #
@@ -14,7 +15,8 @@
 # scenarios for every path, interleaved (repeat 1: every scenario, every path; then
 # repeat 2; ...) and prints one record per run on the serial console. Here the
 # records are cut out of the console log (build/bench/<KVER>/records-smpN.jsonl) and
-# aggregate.py turns them into medians, min/max and ratios to upstream-wq:
+# aggregate.py turns them into medians, min/max and ratios to upstream-wq (rxe_pool:
+# to upstream-pool, ib_cq_pool_get()'s CQs):
 #
 #   build/bench/<KVER>/results.json, table.txt, plot.svg (copied to build/bench/)
 #
@@ -38,11 +40,14 @@ BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}
 BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic'
 
 PATHS=${PATHS:-ocq-strict ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
-SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_bulk rxe_slow_consumer rxe_heavy_flows}
+SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_bulk rxe_slow_consumer rxe_heavy_flows rxe_pool}
 # CPU burned per completion (rxe_slow_consumer, rxe_heavy_flows): under TCG rxe itself
 # costs some 250 us of CPU per completion, so the work must be of that order to matter
 SLOW_WORK_NS=${SLOW_WORK_NS:-100000}
 HEAVY_WORK_NS=${HEAVY_WORK_NS:-200000}
+# rxe_pool's heavy receive done(): well above rxe's own cost, so that what a light
+# QP waits for behind it is the heavy one's done(), not rxe
+POOL_HEAVY_NS=${POOL_HEAVY_NS:-2000000}
 FAKE_BUDGET=${FAKE_BUDGET:-0}
 if [ -n "$QUICK" ]; then
 	REPEATS=1 DURATION=1 COUNT_DURATION=1 FAKE_N=20000
@@ -78,15 +83,22 @@ trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null' EXIT
 # boot_bench SMP "SCENARIOS": one boot; records into $OUT/records-smpN.jsonl
 boot_bench() {
 	local smp=$1 scen=$2 d=$OUT/initrd-smp$1 log=$OUT/console-smp$1.log
-	local nrxe nfake runs tmo b0 seen=0 bad="" done=0 n k
+	local nrxe nfake npool runs tmo b0 seen=0 bad="" done=0 n k s
 
-	nrxe=$(wc -w <<< "${scen/fake_floor/}")
-	nfake=0
-	[[ " $scen " == *" fake_floor "* ]] && nfake=1
+	nrxe=0 nfake=0 npool=0
+	for s in $scen; do
+		case $s in
+		fake_floor) nfake=1 ;;
+		rxe_pool) npool=1 ;;
+		*) nrxe=$((nrxe + 1)) ;;
+		esac
+	done
 	runs=$((REPEATS * nrxe * $(wc -w <<< "$PATHS")))
-	# a run takes its duration plus about 6 s of set-up and teardown under TCG
+	# a run takes its duration plus about 6 s of set-up and teardown under TCG;
+	# rxe_pool's two also a 0.5 s warm-up and its 16 QPs' set-up and drain
 	tmo=$((runs * (DURATION + 8) + nrxe * 3 * (COUNT_DURATION + 8) +
-		REPEATS * nfake * (FAKE_N / 2000 + 30) + 120))
+		REPEATS * nfake * (FAKE_N / 2000 + 30) +
+		REPEATS * npool * 2 * (DURATION + 20) + 120))
 	mkdir -p "$d"
 	cp "$BENCH/guest-bench.sh" "$d/guest-bench.sh"
 	cat > "$d/bench.conf" <<-EOF
@@ -98,6 +110,7 @@ boot_bench() {
 	FAKE_N=$FAKE_N
 	SLOW_WORK_NS=$SLOW_WORK_NS
 	HEAVY_WORK_NS=$HEAVY_WORK_NS
+	POOL_HEAVY_NS=$POOL_HEAVY_NS
 	FAKE_BUDGET=$FAKE_BUDGET
 	EOF
 	echo "bench /guest-bench.sh $tmo" > "$d/tests.list"
@@ -138,7 +151,7 @@ boot_bench() {
 	[ -z "$bad" ] || fatal "kernel problem: $bad"
 	[ "$done" = 1 ] || fatal "the guest did not finish; console: ${log#"$TOP"/}"
 	n=$(grep -c -v '"count":' "$OUT/records-smp$smp.jsonl")
-	k=$((REPEATS * (nrxe * $(wc -w <<< "$PATHS") + nfake * 4)))
+	k=$((REPEATS * (nrxe * $(wc -w <<< "$PATHS") + nfake * 4 + npool * 2)))
 	say "$n timed records of $k (-smp $smp)"
 	[ "$n" = "$k" ] || fatal "runs without a result (BENCH-PROGRESS lines above say why)"
 }

@@ -15,10 +15,13 @@
 #   FAKE_BUDGET  the engine's budget in fake_floor (0: its default)
 #   SLOW_WORK_NS, HEAVY_WORK_NS  CPU burned per completion (rxe_slow_consumer,
 #              rxe_heavy_flows)
+#   POOL_HEAVY_NS  CPU burned by each receive done() of rxe_pool's heavy QP
 #
 # Records, one line each on stdout (the console prefixes "# "):
 #   BENCH-REC {"scenario":…,"path":…,"repeat":…,"busy_ns":…,"demo":{ocq-demo's JSON}}
 #   BENCH-REC {"scenario":"fake_floor","path":…,"repeat":…,"ns_per_completion":…,…}
+#   BENCH-REC {"scenario":"rxe_pool","path":"upstream-pool"|"ocq-pool","repeat":…,
+#              "pool":{the BENCH-POOL line of ocq_bench_pool_*.ko}}
 #   BENCH-REC {"scenario":…,"path":"upstream-…","count":{…}}   (counting runs)
 # and BENCH-PROGRESS lines. busy_ns: all CPUs' non-idle time from /proc/stat over the
 # run (USER_HZ ticks), rxe's own work included.
@@ -154,14 +157,34 @@ fake_run() {
 	rmmod ocq_bench_fake
 }
 
+# rxe_pool: the same pool_bench.c on ib_core's pool, then on ocq's (see its header)
+pool_run() {
+	for b in upstream ocq; do
+		m=ocq_bench_pool_$b
+		[ -f /ko/$m.ko ] || { say "$m.ko missing"; continue; }
+		if ! insmod /ko/$m.ko duration_ms=$((DURATION * 1000)) \
+			heavy_ns="$POOL_HEAVY_NS"; then
+			say "rxe_pool: insmod $m.ko failed: $(dmesg | grep "$m: " | tail -n 2 | tr '\n' ' ')"
+			continue
+		fi
+		# the line of this load: a load that succeeds has printed one
+		line=$(dmesg | sed -n "s/.*$m: BENCH-POOL //p" | tail -n 1)
+		rmmod $m
+		[ -n "$line" ] || { say "rxe_pool $b: no BENCH-POOL line"; continue; }
+		printf 'BENCH-REC {"scenario":"rxe_pool","path":"%s-pool","repeat":%s,"rc":0,"pool":%s}\n' \
+			"$b" "$rep" "$line"
+		say "rxe_pool $b-pool #$rep: $(echo "$line" | sed 's/.*"light":{\([^}]*\)}.*/\1/')"
+	done
+}
+
 say "start: $(uname -r) nproc=$(nproc) scenarios=[$SCENARIOS] paths=[$PATHS] repeats=$REPEATS duration=${DURATION}s"
 rep=1
 while [ $rep -le "$REPEATS" ]; do
 	for s in $SCENARIOS; do
-		if [ "$s" = fake_floor ]; then
-			fake_run
-			continue
-		fi
+		case $s in
+		fake_floor) fake_run; continue ;;
+		rxe_pool) pool_run; continue ;;
+		esac
 		for p in $PATHS; do
 			demo_run "$s" "$p" "$rep" "$DURATION" 0
 		done
@@ -171,7 +194,7 @@ done
 
 if trace_setup; then
 	for s in $SCENARIOS; do
-		[ "$s" = fake_floor ] && continue
+		case $s in fake_floor|rxe_pool) continue ;; esac
 		for p in $PATHS; do
 			case $p in upstream-*) demo_run "$s" "$p" 0 "$COUNT_DURATION" 1 ;; esac
 		done

@@ -3,7 +3,8 @@
 """test_aggregate.py - unit test of aggregate.py: what enters a median.
 
 Feeds aggregate() records of three repeats, one of which failed, and checks that the
-failed run is counted but enters no median, minimum, maximum or paired ratio.
+failed run is counted but enters no median, minimum, maximum or paired ratio; and
+rxe_pool records, whose ratios are to upstream-pool and whose table is its own.
 """
 import os
 import sys
@@ -46,6 +47,48 @@ class FailedRuns(unittest.TestCase):
 
     def test_losses_still_summed(self):
         self.assertEqual(self.e["lost"], 3)
+
+
+def pool_rec(path, rep, light_per_s, p99_us, shared_completions=10):
+    group = lambda n, per_s, p99: {"completions": n, "per_s": per_s, "p50_us": 10,
+                                   "p99_us": p99, "max_us": 2 * p99}
+    return {"scenario": "rxe_pool", "path": path, "repeat": rep, "rc": 0,
+            "pool": {"backend": path, "pairs": 8, "heavy_ns": 200000, "depth": 16,
+                     "ms": 1000, "light": group(100, light_per_s, p99_us),
+                     "light_shared": group(shared_completions, light_per_s / 2, p99_us),
+                     "light_other": group(90, light_per_s, 50),
+                     "heavy": {"completions": 5, "per_s": 5}, "errors": 0,
+                     "dropped": 0}}
+
+
+class Pool(unittest.TestCase):
+    def setUp(self):
+        recs = []
+        for rep in range(3):
+            recs.append(pool_rec("upstream-pool", rep, 1000, 4000, 0 if rep else 10))
+            recs.append(pool_rec("ocq-pool", rep, 2000 + 100 * rep, 1000))
+        self.res = aggregate.aggregate(recs, ["upstream-wq", "ocq-strict"])
+        self.e = self.res["rxe_pool"]["ocq-pool"]
+
+    def test_base_is_the_upstream_pool(self):
+        self.assertEqual(list(self.res["rxe_pool"]), ["upstream-pool", "ocq-pool"])
+        r = self.e["ratio_to_upstream_pool"]
+        self.assertAlmostEqual(r["completions_per_s"], 2.1)
+        self.assertAlmostEqual(r["p99_us"], 0.25)
+        self.assertNotIn("ratio_to_upstream_wq", self.e)
+
+    def test_empty_group_has_no_figure(self):
+        # two of upstream's runs had no light pair on the heavy one's CQ
+        self.assertEqual(self.res["rxe_pool"]["upstream-pool"]["samples"], 3)
+        self.assertEqual(self.res["rxe_pool"]["upstream-pool"]["shared_per_s"], 500)
+
+    def test_table(self):
+        lines = aggregate.table("k:", self.res).splitlines()
+        row = [x for x in lines if x.startswith("ocq-pool")]
+        self.assertEqual(len(row), 1)
+        self.assertEqual(row[0].split()[1], "2100")
+        rst = aggregate.rst_table("rxe_pool", self.res["rxe_pool"], "pool")
+        self.assertIn("light/s", rst)
 
 
 if __name__ == "__main__":
