@@ -11,32 +11,19 @@
 # must have ordered CQs alive while mounted whose statistics count completions.
 . /selftests/lib/ksft.sh
 . /selftests/ulp/lib.sh
+. /selftests/ulp/nfs.sh
 
 ulp_require
 
-ADDR=10.11.12.1
-PORT=20049
-NFSD=/proc/fs/nfsd
-MNT=/tmp/ulp_nfs_mnt
-EXP=/tmp/ulp_nfs_export
+MNT=$NFS_MNT
 RES=/tmp/ulp_nfs.res
 # bytes: a page, an odd size over 1 MiB, 8 MiB
 SIZES="4096 1234567 8388608"
 : > "$RES"
-MOUNTD=''
-
-stop_server() {
-	[ -e $NFSD/threads ] && echo 0 > $NFSD/threads
-	exportfs -ua 2>/dev/null
-	[ -n "$MOUNTD" ] && kill "$MOUNTD" 2>/dev/null && wait "$MOUNTD" 2>/dev/null
-	MOUNTD=''
-	grep -q " $NFSD " /proc/mounts && umount $NFSD
-	return 0
-}
 
 cleanup() {
 	grep -q " $MNT " /proc/mounts && umount -f $MNT
-	stop_server
+	nfs_stop_server
 }
 
 fail() {
@@ -45,46 +32,14 @@ fail() {
 	exit 1
 }
 
-# rpcrdma stays busy for a moment after the last transport is gone
-rmmod_rpcrdma() {
-	local i
-
-	for i in $(seq 1 100); do
-		rmmod rpcrdma 2>/dev/null && return 0
-		sleep 0.2
-	done
-	rmmod rpcrdma
-}
-
-start_server() {
-	mount -t nfsd nfsd $NFSD || return 1
-	echo "$EXP *(rw,no_root_squash,no_subtree_check,fsid=0,insecure)" > /etc/exports
-	exportfs -ra || return 1
-	rpc.mountd -F -N 2 -N 3 --no-udp > /tmp/mountd.log 2>&1 &
-	MOUNTD=$!
-	# NFSv4 only; the shortest grace period and lease, or the first OPEN waits 90 s
-	echo "-3" > $NFSD/versions || return 1
-	echo 10 > $NFSD/nfsv4gracetime
-	echo 10 > $NFSD/nfsv4leasetime
-	echo "rdma $PORT" > $NFSD/portlist || return 1
-	echo 4 > $NFSD/threads || return 1
-	echo "nfsd: versions $(cat $NFSD/versions), listening on $(cat $NFSD/portlist | tr '\n' ' ')"
-}
-
-mount_nfs() {
-	mount.nfs $ADDR:/ $MNT -o vers=4.1,rdma,port=$PORT || return 1
-	grep " $MNT " /proc/mounts | grep -q 'proto=rdma' ||
-		{ grep " $MNT " /proc/mounts; echo "not mounted over rdma"; return 1; }
-}
-
 run_variant() {	# stock|ocq
 	local v=$1 live0 live comp0 comp t0 t1 tw tr s n total mb wr rd
 
 	echo "=== $v"
 	insmod "$ULP_KO/$v/rpcrdma.ko" || fail "$v: insmod rpcrdma.ko"
 	live0=$(ulp_ocq_live)
-	start_server || fail "$v: starting knfsd on rdma $PORT"
-	mount_nfs || fail "$v: mount over rdma"
+	nfs_start_server || fail "$v: starting knfsd on rdma $NFS_PORT"
+	nfs_mount || fail "$v: mount over rdma"
 	grep " $MNT " /proc/mounts | sed "s/^/$v: /"
 
 	# the first OPEN waits out the grace period: not part of the timing
@@ -103,7 +58,7 @@ run_variant() {	# stock|ocq
 	t1=$(cut -d' ' -f1 /proc/uptime)
 	tw=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.2f", b - a }')
 	umount $MNT || fail "$v: umount"
-	mount_nfs || fail "$v: the second mount over rdma"
+	nfs_mount || fail "$v: the second mount over rdma"
 	live=$(ulp_ocq_live)
 	t0=$(cut -d' ' -f1 /proc/uptime)
 	for s in $SIZES; do
@@ -132,21 +87,18 @@ run_variant() {	# stock|ocq
 	fi
 	rm -f $MNT/f.* /tmp/f.*
 	umount $MNT || fail "$v: the last umount"
-	stop_server
-	rmmod_rpcrdma || fail "$v: rmmod rpcrdma"
+	nfs_stop_server
+	nfs_rmmod_rpcrdma || fail "$v: rmmod rpcrdma"
 	printf '%-8s %-12s %-12s %-5s %s\n' "$v" "$wr" "$rd" "$live" "$comp" >> "$RES"
 }
 
-kmod_load nfsd || ksft_fail "load nfsd"
-kmod_load nfsv4 || ksft_fail "load nfsv4"
-mkdir -p $MNT $EXP /var/lib/nfs/v4recovery
-grep -q " $EXP " /proc/mounts || mount -t tmpfs -o size=64m tmpfs $EXP || ksft_fail "tmpfs"
+nfs_prereqs || ksft_fail "the NFS set-up (nfsd, nfsv4, a tmpfs to export)"
 ulp_ocq_fresh || ksft_fail "a fresh ib_ocq"
 
 run_variant stock
 run_variant ocq
 rmmod ib_ocq || ksft_fail "rmmod ib_ocq after the ocq run"
-umount $EXP
+umount $NFS_EXP
 
 printf '%-8s %-12s %-12s %-5s %s\n' variant write read live completions
 cat "$RES"

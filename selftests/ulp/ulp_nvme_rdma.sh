@@ -12,49 +12,17 @@
 # while connected whose statistics count completions.
 . /selftests/lib/ksft.sh
 . /selftests/ulp/lib.sh
+. /selftests/ulp/nvme.sh
 
 ulp_require
 
-ADDR=10.11.12.1
-PORT=4420
 MIB=32
-CFG=/sys/kernel/config/nvmet
-HOSTID=$(cat /proc/sys/kernel/random/uuid)
-HOSTNQN=nqn.2014-08.org.nvmexpress:uuid:$HOSTID
 RES=/tmp/ulp_nvme.res
 : > "$RES"
 
-# state, for the cleanup after a failure
-NQN='' CTRL='' TARGET=0
-
-# nvme0 ... of this connection: gone within 30 s of delete_controller
-disconnect() {
-	local i
-
-	[ -n "$CTRL" ] || return 0
-	echo 1 > "/sys/class/nvme/$CTRL/delete_controller" 2>/dev/null
-	for i in $(seq 1 300); do
-		[ -e "/sys/class/nvme/$CTRL" ] || { CTRL=; return 0; }
-		sleep 0.1
-	done
-	echo "$CTRL still there 30 s after delete_controller"
-	return 1
-}
-
-target_down() {
-	[ "$TARGET" = 1 ] || return 0
-	rm -f "$CFG/ports/1/subsystems/$NQN"
-	rmdir "$CFG/ports/1" 2>/dev/null
-	echo 0 > "$CFG/subsystems/$NQN/namespaces/1/enable" 2>/dev/null
-	rmdir "$CFG/subsystems/$NQN/namespaces/1" 2>/dev/null
-	rmdir "$CFG/subsystems/$NQN" || return 1
-	[ ! -e "$CFG/ports/1" ] || return 1
-	TARGET=0
-}
-
 cleanup() {
-	disconnect
-	target_down
+	nvme_disconnect
+	nvme_target_down
 	kmod_loaded nvme_rdma && rmmod nvme_rdma
 	kmod_loaded nvmet_rdma && rmmod nvmet_rdma
 }
@@ -65,70 +33,23 @@ fail() {
 	exit 1
 }
 
-target_up() {	# NQN
-	NQN=$1
-	mkdir "$CFG/subsystems/$NQN" || return 1
-	TARGET=1
-	echo 1 > "$CFG/subsystems/$NQN/attr_allow_any_host" || return 1
-	mkdir "$CFG/subsystems/$NQN/namespaces/1" || return 1
-	echo /dev/nullb0 > "$CFG/subsystems/$NQN/namespaces/1/device_path" || return 1
-	echo 1 > "$CFG/subsystems/$NQN/namespaces/1/enable" || return 1
-	mkdir "$CFG/ports/1" || return 1
-	echo rdma > "$CFG/ports/1/addr_trtype" &&
-	echo ipv4 > "$CFG/ports/1/addr_adrfam" &&
-	echo $ADDR > "$CFG/ports/1/addr_traddr" &&
-	echo $PORT > "$CFG/ports/1/addr_trsvcid" || return 1
-	ln -s "$CFG/subsystems/$NQN" "$CFG/ports/1/subsystems/$NQN"
-}
-
-# connect OPTIONS: one write to /dev/nvme-fabrics, "instance=N,cntlid=M" read back on
-# the same descriptor; sets CTRL
-connect() {
-	local line
-
-	exec 3<> /dev/nvme-fabrics || return 1
-	echo "$1" >&3 || { exec 3>&-; return 1; }
-	read -r line <&3
-	exec 3>&-
-	echo "connected: $line"
-	line=${line#instance=}
-	CTRL=nvme${line%%,*}
-	[ -e "/sys/class/nvme/$CTRL" ]
-}
-
-# the namespace's block device (nvme0n1; with multipath the head, not nvme0c0n1)
-find_ns() {
-	local i b
-
-	for i in $(seq 1 200); do
-		for b in /sys/block/nvme*n*; do
-			[ -e "$b" ] || continue
-			case ${b##*/} in *c*) continue ;; esac
-			[ -b "/dev/${b##*/}" ] && { echo "${b##*/}"; return 0; }
-		done
-		sleep 0.1
-	done
-	return 1
-}
-
 run_variant() {	# stock|ocq
-	local v=$1 opts polled ns size live0 live comp0 comp tw tr wr rd sum_w sum_r direct poll_note
+	local v=$1 polled ns size live0 live comp0 comp tw tr wr rd sum_w sum_r direct poll_note
 
 	echo "=== $v"
 	insmod "$ULP_KO/$v/nvmet-rdma.ko" || fail "$v: insmod nvmet-rdma.ko"
 	insmod "$ULP_KO/$v/nvme-rdma.ko" || fail "$v: insmod nvme-rdma.ko"
 	live0=$(ulp_ocq_live)
-	target_up "nqn.2026-01.org.ocq:ulp-nvme-$v" || fail "$v: configfs target set-up"
-	opts="transport=rdma,traddr=$ADDR,trsvcid=$PORT,nqn=$NQN,hostnqn=$HOSTNQN,hostid=$HOSTID"
+	nvme_target_up "nqn.2026-01.org.ocq:ulp-nvme-$v" || fail "$v: configfs target set-up"
 	polled=1
-	if ! connect "$opts,nr_poll_queues=1"; then
+	if ! nvme_connect nr_poll_queues=1; then
 		echo "$v: the connect with nr_poll_queues=1 was refused; without poll queues"
 		polled=0
-		connect "$opts" || fail "$v: connect through /dev/nvme-fabrics"
+		nvme_connect || fail "$v: connect through /dev/nvme-fabrics"
 	fi
-	ns=$(find_ns) || fail "$v: no namespace block device after connecting $CTRL"
+	ns=$(nvme_find_ns) || fail "$v: no namespace block device after connecting $NVME_CTRL"
 	size=$(( $(cat "/sys/block/$ns/size") / 2048 ))
-	echo "$v: $CTRL, /dev/$ns ($size MiB), $(cat "/sys/class/nvme/$CTRL/transport") $(cat "/sys/class/nvme/$CTRL/address")"
+	echo "$v: $NVME_CTRL, /dev/$ns ($size MiB), $(cat "/sys/class/nvme/$NVME_CTRL/transport") $(cat "/sys/class/nvme/$NVME_CTRL/address")"
 	[ "$size" -ge $MIB ] || fail "$v: /dev/$ns is smaller than $MIB MiB"
 	live=$(ulp_ocq_live)
 	echo "$v: ordered CQs alive while connected: $live (before: $live0)"
@@ -176,20 +97,14 @@ run_variant() {	# stock|ocq
 			fail "stock: $live ordered CQs alive, $comp completions: ib_ocq was used"
 	fi
 
-	disconnect || fail "$v: disconnect"
-	target_down || fail "$v: configfs teardown"
+	nvme_disconnect || fail "$v: disconnect"
+	nvme_target_down || fail "$v: configfs teardown"
 	rmmod nvme_rdma || fail "$v: rmmod nvme_rdma"
 	rmmod nvmet_rdma || fail "$v: rmmod nvmet_rdma"
 	printf '%-8s %-12s %-12s %-5s %-12s %s\n' "$v" "$wr" "$rd" "$live" "$comp" "$poll_note" >> "$RES"
 }
 
-kmod_load null_blk nr_devices=1 gb=1 memory_backed=1 || ksft_fail "load null_blk"
-[ -b /dev/nullb0 ] || ksft_fail "null_blk made no /dev/nullb0"
-kmod_load nvmet || ksft_fail "load nvmet"
-kmod_load nvme-fabrics || ksft_fail "load nvme-fabrics"
-grep -q ' /sys/kernel/config ' /proc/mounts ||
-	mount -t configfs configfs /sys/kernel/config || ksft_fail "mount configfs"
-[ -d $CFG ] || ksft_fail "no $CFG"
+nvme_prereqs || ksft_fail "the NVMe-oF set-up (null_blk, nvmet, nvme-fabrics, configfs)"
 # a fresh ib_ocq: no ordered CQ of an earlier test counts for the stock run, and the
 # pooled ones of the ocq run are freed when it is unloaded at the end
 ulp_ocq_fresh || ksft_fail "a fresh ib_ocq"

@@ -1,0 +1,212 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+# timeout: 600
+# Device removal under NVMe over RDMA I/O, with the kernel's nvme-rdma and
+# nvmet-rdma as Debian ships them (stock) and converted to ocq (ocq), loopback on
+# rxe0 (the set-up of ulp_nvme_rdma.sh).  For each variant, while a writer puts
+# 16 MiB of random data on the namespace, 1 MiB at a time with O_DIRECT, rdma link
+# delete rxe0: the controller must go (nvme-rdma deletes the controllers of a
+# removed device): some writes must have succeeded before it and some failed after
+# it; rxe0 and the target are created again and a new controller must connect
+# within 60 s.  Every block whose write succeeded must then read back as written (a
+# failed one may hold either version) and 8 MiB of new data written and read back
+# must match.  The stock run is the reference: the converted one must pass the
+# same checks, its ordered CQs must have counted completions and the stock run's
+# none.  No splat, no hung task (the runner checks the kernel log).
+#
+# A link flap (ip link set dummy0 down, up) is not part of it: stock nvme-rdma on
+# rxe recovers from one in 8 to 16 s in some runs, and in others its CM ids never
+# go ("cm_destroy_id_wait_timeout") and rdma link delete then hangs; the test would
+# measure rxe and ib_cm.  rel_netdev_flap flaps the link under ocq's own users.
+. /selftests/lib/ksft.sh
+. /selftests/lib/rxe.sh
+. /selftests/ulp/lib.sh
+. /selftests/ulp/nvme.sh
+
+ulp_require
+
+BLOCKS=16	# MiB the writer writes under a fault
+MIB=8		# MiB written and read back after a fault
+OPTS=reconnect_delay=1,ctrl_loss_tmo=60
+RES=/tmp/ulp_faults.res
+: > "$RES"
+WPID='' NS='' OUTCOME='' WAITED=0 REMOVALS=0
+
+cleanup() {
+	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
+	rxe_present || rxe_create >/dev/null 2>&1
+	nvme_disconnect
+	nvme_target_down
+	kmod_loaded nvme_rdma && rmmod nvme_rdma
+	kmod_loaded nvmet_rdma && rmmod nvmet_rdma
+}
+
+fail() {
+	echo "FAIL: $*"
+	cleanup
+	exit 1
+}
+
+now() {
+	cut -d. -f1 /proc/uptime
+}
+
+# write_blocks PATTERN LOG: block i of PATTERN to block i of /dev/$NS, O_DIRECT, for
+# every block in turn; "i ok" or "i fail" per block in LOG.  The device is opened
+# once and written through /proc/self/fd/5: dd opening /dev/$NS after the device
+# went would create a plain file of that name.
+write_blocks() {
+	local i=0
+
+	exec 5<> "/dev/$NS" || { echo "0 fail" >> "$2"; return; }
+	while [ $i -lt $BLOCKS ]; do
+		if dd if="$1" of=/proc/self/fd/5 bs=1M count=1 skip=$i seek=$i oflag=direct \
+			2>/dev/null; then
+			echo "$i ok" >> "$2"
+		else
+			echo "$i fail" >> "$2"
+		fi
+		i=$((i + 1))
+	done
+	exec 5>&-
+}
+
+# start_writer LOG: new random data in /tmp/pat, written by write_blocks in the
+# background; returns once a block is done
+start_writer() {
+	local i
+
+	dd if=/dev/urandom of=/tmp/pat bs=1M count=$BLOCKS 2>/dev/null
+	: > "$1"
+	write_blocks /tmp/pat "$1" &
+	WPID=$!
+	for i in $(seq 1 300); do
+		[ -s "$1" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# check_blocks LOG: the blocks LOG says were written read back as in /tmp/pat;
+# prints "N ok, M failed"
+check_blocks() {
+	local i st ok=0 failed=0 a b
+
+	while read -r i st; do
+		[ "$st" = ok ] || { failed=$((failed + 1)); continue; }
+		a=$(dd if=/tmp/pat bs=1M count=1 skip="$i" 2>/dev/null | sha256sum)
+		b=$(dd if="/dev/$NS" bs=1M count=1 skip="$i" iflag=direct 2>/dev/null | sha256sum)
+		[ "$a" = "$b" ] || { echo "block $i was written but reads back otherwise"; return 1; }
+		ok=$((ok + 1))
+	done < "$1"
+	echo "$ok ok, $failed failed"
+}
+
+# verify_io: MIB MiB of new data written to /dev/$NS and read back, O_DIRECT
+verify_io() {
+	local w r
+
+	dd if=/dev/urandom of=/tmp/vpat bs=1M count=$MIB 2>/dev/null
+	dd if=/tmp/vpat of="/dev/$NS" bs=1M count=$MIB oflag=direct 2>/dev/null || return 1
+	w=$(sha256sum < /tmp/vpat)
+	r=$(dd if="/dev/$NS" bs=1M count=$MIB iflag=direct 2>/dev/null | sha256sum)
+	rm -f /tmp/vpat
+	[ "$w" = "$r" ]
+}
+
+# connect_retry SECONDS: nvme_connect until it succeeds (the target's port may still
+# be coming back); WAITED: the seconds that took
+connect_retry() {
+	local t0
+
+	t0=$(now)
+	while ! nvme_connect $OPTS >/dev/null 2>&1; do
+		[ $(($(now) - t0)) -lt "$1" ] || return 1
+		sleep 1
+	done
+	WAITED=$(($(now) - t0))
+}
+
+# remove_device VARIANT WHAT: rdma link delete rxe0, the controller gone, rxe0
+# created again and a new controller connected (NS its namespace)
+remove_device() {
+	local v=$1 i
+
+	rxe_delete || fail "$v: $2: rdma link delete $RXE_DEV"
+	[ -n "$WPID" ] && wait "$WPID"
+	WPID=
+	for i in $(seq 1 300); do
+		[ -e "/sys/class/nvme/$NVME_CTRL" ] || break
+		sleep 0.1
+	done
+	[ -e "/sys/class/nvme/$NVME_CTRL" ] &&
+		fail "$v: $2: $NVME_CTRL still there 30 s after the device went"
+	NVME_CTRL=
+	rxe_create || fail "$v: $2: cannot create $RXE_DEV again"
+	# nvmet-rdma drops a listener whose device went and never re-enables it: the
+	# target is set up again, as an administrator would, under a new NQN (the
+	# host may still hold the old subsystem's namespace head)
+	REMOVALS=$((REMOVALS + 1))
+	nvme_target_down || fail "$v: $2: configfs teardown after the removal"
+	nvme_target_up "nqn.2026-01.org.ocq:ulp-faults-$v-$REMOVALS" ||
+		fail "$v: $2: configfs target set-up after the removal"
+	connect_retry 60 || fail "$v: $2: no new controller within 60 s of $RXE_DEV's return"
+	NS=$(nvme_find_ns) ||
+		fail "$v: $2: no namespace after the reconnect (/sys/block: $(ls /sys/block | tr '\n' ' '); /dev: $(ls -l /dev/nvme* 2>&1 | tr '\n' ' '))"
+}
+
+# fault_remove VARIANT: rxe0 deleted under the writer, then created again; OUTCOME
+# says how it went
+fault_remove() {
+	local v=$1 blocks
+
+	start_writer /tmp/rm.log || fail "$v: remove: the writer wrote nothing in 30 s"
+	remove_device "$v" remove
+	blocks=$(check_blocks /tmp/rm.log) || fail "$v: remove: $blocks"
+	# the removal must have come while the writes went on: some done, some failed
+	case $blocks in
+	"0 ok"*|*" 0 failed") fail "$v: remove: writes $blocks: the removal missed the I/O" ;;
+	esac
+	verify_io || fail "$v: remove: new data read back wrong after the reconnect"
+	echo "$v: remove: writes $blocks; $NVME_CTRL connected $WAITED s after $RXE_DEV's return; new I/O ok"
+	OUTCOME="writes $blocks, reconnected in $WAITED s"
+}
+
+run_variant() {	# stock|ocq
+	local v=$1 comp
+
+	echo "=== $v"
+	insmod "$ULP_KO/$v/nvmet-rdma.ko" || fail "$v: insmod nvmet-rdma.ko"
+	insmod "$ULP_KO/$v/nvme-rdma.ko" || fail "$v: insmod nvme-rdma.ko"
+	nvme_target_up "nqn.2026-01.org.ocq:ulp-faults-$v" || fail "$v: configfs target set-up"
+	nvme_connect $OPTS || fail "$v: connect"
+	NS=$(nvme_find_ns) || fail "$v: no namespace block device after connecting $NVME_CTRL"
+	fault_remove "$v"
+	comp=$(ulp_ocq_sum completions)
+	echo "$v: completions of live ordered CQs: $comp"
+	if [ "$v" = ocq ]; then
+		ulp_ocq_table | sed "s/^/$v: /"
+		[ "$comp" -gt 0 ] ||
+			fail "ocq: the converted ULPs' ordered CQs counted no completion after the removal"
+	else
+		[ "$comp" -eq 0 ] || fail "stock: ordered CQs counted $comp completions: ib_ocq was used"
+	fi
+	nvme_disconnect || fail "$v: disconnect"
+	nvme_target_down || fail "$v: configfs teardown"
+	rmmod nvme_rdma || fail "$v: rmmod nvme_rdma"
+	rmmod nvmet_rdma || fail "$v: rmmod nvmet_rdma"
+	printf '%-8s %s\n' "$v" "$OUTCOME" >> "$RES"
+}
+
+rxe_present || rxe_create || ksft_fail "no $RXE_DEV"
+nvme_prereqs || ksft_fail "the NVMe-oF set-up (null_blk, nvmet, nvme-fabrics, configfs)"
+ulp_ocq_fresh || ksft_fail "a fresh ib_ocq"
+
+run_variant stock
+run_variant ocq
+rmmod ib_ocq || ksft_fail "rmmod ib_ocq after the ocq run"
+
+printf '%-8s %s\n' variant "device removal"
+cat "$RES"
+rmmod nvmet null_blk nvme_fabrics 2>/dev/null
+exit 0
