@@ -42,9 +42,10 @@ SHELL := /bin/bash
 
 .PHONY: all kernel check check-runner demo lint format clean help sim sim-deep mutants guest-mutants host-tests soak \
 	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps \
-	patches
+	ulp-bench patches
 
-HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ocq-native
+HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ulps \
+	tools/testing/ocq-native
 # their builds run in parallel; a Makefile whose checks must not says .NOTPARALLEL.
 # Under make -jN the jobserver shares N already: no -j of our own then.
 NPROC := $(shell nproc 2>/dev/null || echo 1)
@@ -75,6 +76,10 @@ demo:
 bench:
 	@W='$(W)' SMP='$(SMP)' REPEATS='$(REPEATS)' QUICK='$(QUICK)' \
 		tools/testing/bench/bench.sh '$(KERNEL)'
+
+ulp-bench:
+	@W='$(W)' SMP='$(SMP)' REPEATS='$(REPEATS)' QUICK='$(QUICK)' \
+		tools/testing/ulps/ulp-bench.sh '$(KERNEL)'
 
 # The soak: selftests/soak/ (the fake provider's mixed scenarios, then the demo on
 # each ordered CQ path), DURATION seconds in all.  The guest's /init gets
@@ -130,7 +135,7 @@ else # KDIR given: a standard Kbuild build against that tree
 all:
 	$(MAKE) -C '$(KDIR)' M='$(CURDIR)' W='$(W)' modules
 
-kernel check check-runner demo bench soak dkms-check deb-check:
+kernel check check-runner demo bench ulp-bench soak dkms-check deb-check:
 	@echo "make $@: not possible with KDIR= (it boots a Debian kernel in a VM);" \
 		"run without KDIR, e.g. make $@ KERNEL=linux-image-amd64" >&2; exit 2
 
@@ -325,6 +330,8 @@ help:
 	@echo '              modules, purge it all again (changes the system: CI, throwaway machines)'
 	@echo 'ulps          rpcrdma, nvme-rdma and nvmet-rdma from KERNEL='"'"'s linux-source, stock and'
 	@echo '              converted to ocq by the semantic patch (prints its diff); build/<kver>/ulps/'
+	@echo 'ulp-bench     those ULPs, stock against converted, under NVMe-oF and NFS I/O in one boot'
+	@echo '              (REPEATS=, QUICK=1); build/ulp-bench/<kver>/ (Documentation/performance.rst)'
 	@echo 'patches       ocq as a patch series against linux-source-6.12 in build/patches/: checkpatch'
 	@echo '              --strict on each, git am on a fresh copy, in-tree W=1 build (QUICK=1: no build)'
 	@echo 'htmldocs      render Documentation/ with Sphinx and kernel-doc into build/htmldocs/'

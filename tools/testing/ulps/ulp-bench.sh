@@ -1,0 +1,122 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# ulp-bench.sh - make ulp-bench: the kernel's NVMe-oF and NFS/RDMA modules, stock
+# against converted to ocq, under the same workloads in one boot.
+#
+# Usage: [REPEATS=5] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm] [MIB=32]
+#        [RAND_OPS=2000] [THREADS=4] tools/testing/ulps/ulp-bench.sh [METAPACKAGE]
+#
+# Builds the kernel's modules and ours (tools/testing/vm/build.sh), the ULPs stock
+# and converted (build.sh here), ulp-io (ulp-io.c, static) and an initramfs with
+# them, boots the guest once and runs guest-ulp-bench.sh there: per repeat, for
+# NVMe-oF then NFS, the stock variant then the converted one, each a sequential
+# write and read of MIB MiB in 1 MiB blocks and RAND_OPS random 4 KiB reads by
+# THREADS threads, O_DIRECT.  The records are cut out of the console log
+# (build/ulp-bench/<KVER>/records.jsonl) and ulp_aggregate.py turns them into
+# medians, min/max and ratios to stock:
+#
+#   build/ulp-bench/<KVER>/results.json, table.txt, table.rst, plot.svg
+#
+# QUICK=1: one repeat of small passes; for CI, which only checks that the bench works
+# (never a figure).
+#
+# Exit status: 0 when every pass produced a record and the kernel stayed quiet; 1 for
+# anything else (build, boot, timeout, kernel warning, missing records).
+set -uo pipefail
+
+META=${1:-linux-image-amd64}
+TOP=$(cd "$(dirname "$0")/../../.." && pwd)
+VM=$TOP/tools/testing/vm
+HERE=$TOP/tools/testing/ulps
+SMP=${SMP:-2}
+MEM=${MEM:-2G}
+ACCEL=${ACCEL:-auto}
+QUICK=${QUICK:-0}
+[ "$QUICK" = 0 ] && QUICK=""
+BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}
+BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic'
+if [ -n "$QUICK" ]; then
+	REPEATS=1 MIB=4 RAND_OPS=200 THREADS=${THREADS:-4}
+else
+	REPEATS=${REPEATS:-5} MIB=${MIB:-32} RAND_OPS=${RAND_OPS:-2000} THREADS=${THREADS:-4}
+fi
+
+say() { echo "ulp-bench: $*"; }
+fatal() { say "FAILED: $*"; exit 1; }
+
+"$VM"/host-deps.sh check || fatal "installing the host tools failed"
+command -v python3 >/dev/null || fatal "no python3 (make bench installs it)"
+ENV=$("$VM"/build.sh "$META" | tail -1)
+[ -f "$ENV" ] || fatal "build failed"
+# shellcheck source=/dev/null
+. "$ENV"
+OUT=$TOP/build/ulp-bench/$KVER
+rm -rf "$OUT" && mkdir -p "$OUT/initrd"
+"$HERE"/build.sh "$META" > "$OUT/ulps.log" 2>&1 ||
+	fatal "make ulps failed: $(grep '^ulps: error' "$OUT/ulps.log" | tail -1) (log: ${OUT#"$TOP"/}/ulps.log)"
+say "ULPs built: build/$KVER/ulps/{stock,ocq}/"
+gcc -static -O2 -Wall -Wextra -Werror -pthread -o "$OUT/initrd/ulp-io" "$HERE/ulp-io.c" ||
+	fatal "building ulp-io"
+ULPS_STATUS=ok "$VM"/initramfs.sh "$ENV" "$OUT/initramfs.cpio.gz" || fatal "initramfs failed"
+
+# shellcheck source=tools/testing/vm/boot.sh
+. "$VM"/boot.sh
+vm_setup
+qpid=""
+trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null' EXIT
+
+d=$OUT/initrd log=$OUT/console.log
+passes=$((REPEATS * 2 * 2 * 3))
+# a pass takes well under a minute under TCG; set-ups and teardowns about 20 s each
+tmo=$(( (REPEATS + 1) * 2 * 2 * (3 * 60 + 20) + 120 ))
+cp "$HERE/guest-ulp-bench.sh" "$d/"
+cat > "$d/ulp-bench.conf" <<-CONF
+REPEATS=$REPEATS
+MIB=$MIB
+RAND_OPS=$RAND_OPS
+THREADS=$THREADS
+ULP_IO=/ulp-io
+CONF
+echo "ulpbench /guest-ulp-bench.sh $tmo" > "$d/tests.list"
+echo 1 > "$d/tests.start"
+vm_initrd "$OUT/initramfs.cpio.gz" "$d" "$d.img" tests.list tests.start \
+	guest-ulp-bench.sh ulp-bench.conf ulp-io
+say "$KVER -smp $SMP ($ACCEL): $REPEATS repeat(s) of $passes passes; at most" \
+	"$((tmo / 60 + 1)) min; console: ${log#"$TOP"/}"
+SMP=$SMP vm_start "$d.img" "$log" "$OUT/qemu.err"
+b0=$(date +%s) seen=0 bad=""
+while kill -0 "$qpid" 2>/dev/null; do
+	sleep 2
+	n=$(wc -l < "$log" 2>/dev/null || echo 0)
+	if [ "$n" -gt "$seen" ]; then
+		while IFS= read -r k; do
+			k=${k%$'\r'}
+			case $k in
+			"# ULPB-PROGRESS "*) echo "  ${k#\# ULPB-PROGRESS }" ;;
+			"# ULPB-ERROR "*) say "guest: ${k#\# ULPB-ERROR }" ;;
+			esac
+			[ -z "$bad" ] && [[ $k =~ $BAD_RE ]] && bad=$k && say "kernel: $k"
+		done < <(sed -n "$((seen + 1)),${n}p" "$log")
+		seen=$n
+	fi
+	if ! grep -q '^# OCQ-INIT' "$log" && [ $(($(date +%s) - b0)) -gt "$BOOT_TIMEOUT" ]; then
+		kill "$qpid"; fatal "boot timeout; console: ${log#"$TOP"/}"
+	fi
+	if [ $(($(date +%s) - b0)) -gt $((BOOT_TIMEOUT + tmo + 60)) ]; then
+		kill "$qpid"; fatal "timeout; console: ${log#"$TOP"/}"
+	fi
+done
+wait "$qpid" 2>/dev/null
+qpid=""
+tr -d '\r' < "$log" | grep -a '^# ULPB-REC ' | sed 's/^# ULPB-REC //' > "$OUT/records.jsonl"
+[ -z "$bad" ] || fatal "kernel problem: $bad"
+grep -a -q '^# ULPB-DONE' "$log" || fatal "the guest did not finish; console: ${log#"$TOP"/}"
+n=$(grep -c -v '"count":' "$OUT/records.jsonl")
+say "$n timed records of $passes"
+[ "$n" = "$passes" ] || fatal "passes without a record (the progress lines above say why)"
+
+command -v gnuplot >/dev/null || say "no gnuplot (make bench installs gnuplot-nox): no plot"
+python3 "$HERE"/ulp_aggregate.py --kernel "$KVER" --smp "$SMP" --repeats "$REPEATS" \
+	--out "$OUT" "$OUT/records.jsonl" || fatal "aggregation failed"
+say "results: ${OUT#"$TOP"/}/results.json, table.txt, table.rst"
