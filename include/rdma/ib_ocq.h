@@ -68,9 +68,11 @@ enum ib_pn_status {
  *	CQ order.
  * @IB_OCQ_FLOW: one domain per flow (the QP, or the key returned by
  *	&ib_ocq_attr.flow_key): each flow strictly ordered, different flows
- *	dispatched on different CPUs at once.  A done() must not wait for a
- *	completion of another flow: the CQ is not polled for it while its
- *	own domain is busy, beyond %IB_OCQ_HOL_DONES done() calls.
+ *	dispatched on different CPUs at once (a short batch of one flow,
+ *	with no other flow's done() running, by the CQ's own run).  A done()
+ *	must not wait for a completion of another flow: the CQ is not polled
+ *	for it while its own domain is busy, beyond %IB_OCQ_HOL_DONES done()
+ *	calls.
  * @IB_OCQ_PARALLEL: &ib_ocq_attr.process runs for several completions at
  *	once on any CPU; done() (the commit step) then runs in CQ order, never
  *	concurrently.
@@ -159,6 +161,9 @@ struct ib_ocq_attr {
  *	next made progress started the next run
  * @provider_errors: failed polls or arms; the run retried a moment later
  * @lease_resumes: pauses and postponed arms that &ib_ocq_attr.pause_ms ended
+ * @inlined: %IB_OCQ_FLOW: completions the CQ run dispatched itself, a
+ *	short batch of one flow taken while every domain was idle (no hand-off
+ *	to a domain's run)
  * @contended: %IB_POLL_DIRECT: ib_ocq_process_cq_direct() calls that found
  *	another caller polling and returned 0
  *
@@ -183,6 +188,7 @@ struct ib_ocq_stats {
 	u64 parks;
 	u64 provider_errors;
 	u64 lease_resumes;
+	u64 inlined;
 	u64 contended;
 };
 

@@ -327,6 +327,8 @@ struct fake_scenario {
 u32 fake_seed(unsigned int salt);
 void fake_deliver(struct fake_run *r, struct fake_req *req);
 void fake_process(struct ib_cq *cq, struct ib_wc *wc);
+void fake_push_req(struct fake_cq *fcq, struct ib_qp *qp, struct fake_req *req,
+		   enum ib_wc_opcode opcode, atomic_t *failures);
 void fake_push_batch(struct fake_flow *f, u32 n);
 bool fake_finished(struct fake_run *r);
 u64 fake_pushed(struct fake_run *r);
@@ -382,6 +384,10 @@ int fake_run_resume_race(struct fake_run *r, struct fake_dev *fdev,
 			 struct fake_ktap *k);
 int fake_run_parallel_slow(const struct fake_scenario *sc,
 			   struct fake_dev *fdev, struct fake_ktap *k);
+
+/* fake_inline.c */
+int fake_run_flow_inline(const struct fake_scenario *sc, struct fake_dev *fdev,
+			 struct fake_ktap *k);
 
 /* fake_drain.c */
 extern const struct ib_device_ops fake_drain_ops;

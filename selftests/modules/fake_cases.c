@@ -422,15 +422,7 @@ static void fake_hol_b_done(struct ib_cq *cq, struct ib_wc *wc)
 static void fake_hol_push(struct fake_hol *h, struct fake_flow *f,
 			  struct fake_req *req)
 {
-	struct ib_wc wc = {
-		.wr_cqe = &req->cqe,
-		.status = IB_WC_SUCCESS,
-		.opcode = IB_WC_RECV,
-		.qp = &f->qp,
-	};
-
-	if (!fake_cq_push(h->fcq, &wc, &req->pos))
-		atomic_inc(&h->failures);
+	fake_push_req(h->fcq, &f->qp, req, IB_WC_RECV, &h->failures);
 }
 
 /*

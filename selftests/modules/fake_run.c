@@ -181,21 +181,38 @@ static bool fake_bulk_may_push(struct fake_flow *f)
 	return fake_bulk_room(f) || READ_ONCE(f->run->abort);
 }
 
+/**
+ * fake_push_req() - push one successful completion of @req on @qp
+ * @fcq: the fake CQ
+ * @qp: the QP the completion names, hence its flow
+ * @req: the request; its CQ position goes to @req->pos
+ * @opcode: the completion's opcode
+ * @failures: incremented on a CQ overrun
+ *
+ * Context: process context.
+ */
+void fake_push_req(struct fake_cq *fcq, struct ib_qp *qp, struct fake_req *req,
+		   enum ib_wc_opcode opcode, atomic_t *failures)
+{
+	struct ib_wc wc = {
+		.wr_cqe = &req->cqe,
+		.status = IB_WC_SUCCESS,
+		.opcode = opcode,
+		.qp = qp,
+	};
+
+	if (!fake_cq_push(fcq, &wc, &req->pos))
+		atomic_inc(failures);
+}
+
 static void fake_push(struct fake_flow *f)
 {
 	struct fake_req *req = &f->reqs[f->pushed % f->credits];
 	struct fake_run *r = f->run;
-	struct ib_wc wc = {
-		.wr_cqe = &req->cqe,
-		.status = IB_WC_SUCCESS,
-		.opcode = IB_WC_SEND,
-		.qp = &f->qp,
-	};
 
 	req->seq = f->pushed;
 	atomic_set(&req->state, FAKE_QUEUED);
-	if (!fake_cq_push(r->fcq, &wc, &req->pos))
-		atomic_inc(&r->failures);
+	fake_push_req(r->fcq, &f->qp, req, IB_WC_SEND, &r->failures);
 	f->pushed++;
 }
 
@@ -587,9 +604,9 @@ void fake_print_stats(struct fake_run *r, const struct ib_ocq_stats *s)
 	pr_info("# %s: stats yields=%llu pauses=%llu rescues=%llu stalls=%llu domain_runs=%llu cq_errors=%llu max_batch=%llu\n",
 		r->name, s->yields, s->pauses, s->rescues, s->stalls,
 		s->domain_runs, s->cq_errors, s->max_batch);
-	pr_info("# %s: stats parks=%llu provider_errors=%llu lease_resumes=%llu\n",
+	pr_info("# %s: stats parks=%llu provider_errors=%llu lease_resumes=%llu inlined=%llu\n",
 		r->name, s->parks, ocq_compat_provider_errors(s),
-		ocq_compat_lease_resumes(s));
+		ocq_compat_lease_resumes(s), s->inlined);
 	pr_info("# %s: provider pushed=%llu callbacks=%ld empty_callbacks=%ld overlaps=%ld\n",
 		r->name, fcq->pushed, atomic_long_read(&fcq->callbacks),
 		atomic_long_read(&fcq->empty_callbacks),
@@ -645,8 +662,13 @@ static void fake_check_stats(struct fake_run *r, const struct ib_ocq_stats *s)
 		pr_info("# %s: %llu rescued after %u ms without progress\n",
 			r->name, s->rescues, jiffies_to_msecs(r->max_gap));
 	fake_check(r, !s->cq_errors && !fcq->overruns, "no CQ overrun");
-	fake_check(r, (r->mode == IB_OCQ_STRICT) == !s->domain_runs,
-		   "domain runs iff flow or parallel mode");
+	fake_check(r,
+		   (r->mode == IB_OCQ_STRICT) ==
+			   !(s->domain_runs || s->inlined),
+		   "domain runs or inlined iff flow or parallel mode");
+	fake_check(r, r->mode == IB_OCQ_FLOW || !s->inlined,
+		   "inlined only in flow mode");
+	fake_check(r, s->inlined <= s->completions, "inlined <= completions");
 	fake_check(r, s->pauses >= atomic_long_read(&r->pause_calls) + 1,
 		   "pauses >= ib_ocq_pause() calls");
 	fake_check(r, (fcq->sem & FAKE_DIM) || !fcq->moderations,

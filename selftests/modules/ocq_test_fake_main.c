@@ -62,11 +62,15 @@
  *	resume, everything pushed before and after it must arrive, and no
  *	lease may have ended a postponed arm.
  *
- * Five scenarios have a run of their own (one subtest per case):
+ * Six scenarios have a run of their own (one subtest per case):
  *
  * fake_flow_hol: %IB_OCQ_FLOW, two flows: while one works through a backlog
  *	of 5 ms done() calls, each completion of the other waits for at most
  *	%IB_OCQ_HOL_DONES + %FAKE_HOL_SLACK of them, whatever the backlog.
+ * fake_flow_inline: %IB_OCQ_FLOW: the CQ run dispatches a batch of one
+ *	flow of up to %IB_OCQ_HOL_DONES itself while every domain is idle,
+ *	and hands the batch on when a domain is busy, when it is longer, or
+ *	when it holds two flows.
  * fake_poll_helpers: no OCQ: ib_poll_cq_and_arm() and ib_poll_and_notify()
  *	on a plain CQ of the fake device, polled by a handler and work item of
  *	the test's own, on every provider model.
@@ -356,6 +360,11 @@ static const struct fake_scenario fake_scenarios[] = {
 		.name = "fake_flow_hol",
 		.sem = FAKE_PROMPT,
 		.run_all = fake_run_flow_hol,
+	},
+	{
+		.name = "fake_flow_inline",
+		.sem = FAKE_PROMPT,
+		.run_all = fake_run_flow_inline,
 	},
 	{
 		.name = "fake_poll_helpers",

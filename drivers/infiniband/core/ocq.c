@@ -335,7 +335,7 @@ static int ib_ocq_stats_show(struct seq_file *m, void *unused)
 		   s.domain_runs, s.cq_errors, s.max_batch);
 	seq_printf(m, "parks %llu\nprovider_errors %llu\nlease_resumes %llu\n",
 		   s.parks, s.provider_errors, s.lease_resumes);
-	seq_printf(m, "contended %llu\n", s.contended);
+	seq_printf(m, "inlined %llu\ncontended %llu\n", s.inlined, s.contended);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);

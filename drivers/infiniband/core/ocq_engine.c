@@ -13,8 +13,10 @@
  * clear: a kick that raced with the end of a pass makes the run look again
  * instead of being lost.  No spinlock is held around any loop.
  *
- * In the flow and parallel modes the CQ run only hands completions on.  It
- * does not arm a drained CQ while the domains still hold work: the next
+ * In the flow and parallel modes the CQ run hands completions on; in flow
+ * mode it dispatches a short batch of one flow itself when every domain is
+ * idle (ocq_flow_inline()), which saves the hop to a domain.  It does not
+ * arm a drained CQ while the domains still hold work: the next
  * domain to make progress kicks it instead (ocq_park()), and the completions
  * that work brings about are polled in batches rather than raising an event
  * each.  The CQ is armed once it is drained with the domains idle.  A
@@ -497,11 +499,48 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 	return true;
 }
 
+/*
+ * No second hop when nothing could overlap: a short batch of one flow,
+ * taken while every domain is idle, is dispatched by the CQ run itself.
+ * An empty ring means that the flow's done() calls have all returned
+ * (rings are emptied only after done()), and only the CQ run fills a ring,
+ * so none of them runs meanwhile and the flow's next completion is handed
+ * on after these.  Another flow's completion that arrives meanwhile waits
+ * in the CQ for at most IB_OCQ_HOL_DONES done() calls, as it would behind
+ * a busy domain.
+ */
+static bool ocq_flow_inline(struct ocq_engine *e)
+{
+	unsigned int i, unit = 0;
+
+	if (e->wc_cnt - e->wc_pos > IB_OCQ_HOL_DONES || ocq_domains_busy(e))
+		return false;
+	for (i = e->wc_pos; i < e->wc_cnt; i++) {
+		const struct ib_wc *wc = &e->wcs[i];
+		unsigned int d;
+
+		/* ocq_flow_barrier() would dispatch it here: domains are idle */
+		if (e->flow_key && ocq_wc_unposted(wc))
+			continue;
+		d = ocq_flow_of(e, wc);
+		if (unit && d != unit)
+			return false;
+		unit = d;
+	}
+	return true;
+}
+
 static enum ocq_step ocq_flow_deliver(struct ocq_engine *e)
 {
+	unsigned int first = e->wc_pos;
 	u64 touched = 0;
 	enum ocq_step step = OCQ_MORE;
 
+	if (first < e->wc_cnt && ocq_flow_inline(e)) {
+		step = ocq_strict_deliver(e);
+		WRITE_ONCE(e->inlined, e->inlined + e->wc_pos - first);
+		return step;
+	}
 	while (e->wc_pos < e->wc_cnt) {
 		struct ib_wc *wc = &e->wcs[e->wc_pos];
 		bool done;
@@ -1147,6 +1186,7 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 	s->parks = READ_ONCE(e->parks);
 	s->provider_errors = READ_ONCE(e->provider_errors);
 	s->lease_resumes = READ_ONCE(e->lease_resumes);
+	s->inlined = READ_ONCE(e->inlined);
 	s->max_batch = READ_ONCE(e->max_batch);
 	for (i = 0; i < e->nr_units; i++) {
 		struct ocq_unit *u = &e->units[i];

@@ -164,6 +164,7 @@ struct ocq_slot {
  * @rescues: completions found by runs the watchdog started (C)
  * @stalls: waits for room in a domain (C)
  * @parks: runs that ended unarmed while domains held work (C)
+ * @inlined: %IB_OCQ_FLOW: completions the CQ run dispatched itself (C)
  * @provider_errors: failed polls and arms the run backed off from (C)
  * @backoffs: runs in a row that backed off (C)
  * @armed: the run's last arm was confirmed and no completion was taken
@@ -210,6 +211,7 @@ struct ocq_engine {
 	u64 rescues;
 	u64 stalls;
 	u64 parks;
+	u64 inlined;
 	u64 provider_errors;
 	unsigned int backoffs;
 	bool armed;

@@ -113,6 +113,7 @@ void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s)
 	s->cq_errors = st.cq_errors;
 	s->max_batch = st.max_batch;
 	s->parks = st.parks;
+	s->inlined = st.inlined;
 }
 
 void sim_engine_event(struct ocq_engine *e)

@@ -38,6 +38,7 @@ struct sim_attr {
 struct sim_stats {
 	u64 events, runs, empty_runs, polls, completions, arms, repolls;
 	u64 yields, pauses, rescues, stalls, domain_runs, cq_errors, max_batch, parks;
+	u64 inlined;
 };
 
 /* The host's queue_work(): cq->cq_context is passed as @host. */

@@ -95,6 +95,7 @@ struct Result {
 	std::string other_schedule;
 	long handler_calls = 0, empty_handlers = 0, runs = 0, empty_runs = 0;
 	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0, hops = 0, reuses = 0;
+	long inlined = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -285,6 +286,7 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.empty_runs += o.empty_runs;
 			r.stalls += o.stalls;
 			r.parks += o.parks;
+			r.inlined += o.inlined;
 			r.hops += o.hops;
 			r.reuses += o.reuses;
 			r.yields += o.yields;
@@ -335,6 +337,9 @@ Result explore(const CaseSpec &spec, const Options &opt)
 		if ((spec.mode == "flow" || spec.mode == "parallel") && spec.budget < 0 &&
 		    spec.provider != "eio" && !r.parks)
 			r.failure = "coverage: no run ever parked";
+		if ((spec.mode == "flow" || spec.mode == "flow-hol") && spec.provider != "lossy" &&
+		    !r.inlined)
+			r.failure = "coverage: the CQ run never dispatched a batch itself";
 		if (spec.provider == "lossy" && !r.rescues)
 			r.failure = "coverage: the watchdog never rescued";
 		if (spec.cq_hops && !r.hops)
@@ -409,7 +414,9 @@ bool report(const CaseSpec &spec, const Result &r, const Options &opt)
 		std::printf("  empty-runs=%s", percent(r.empty_runs, r.runs).c_str());
 	else if (spec.mode.rfind("stall-", 0) == 0)
 		std::printf("  stalls=%ld", r.stalls);
-	else if (spec.mode == "flow" || spec.mode == "parallel")
+	else if (spec.mode == "flow")
+		std::printf("  parks=%ld inlined=%ld", r.parks, r.inlined);
+	else if (spec.mode == "parallel")
 		std::printf("  parks=%ld", r.parks);
 	else if (spec.provider == "lossy")
 		std::printf("  rescues=%ld", r.rescues);

@@ -603,6 +603,14 @@ const World::Completion *World::completion_of(const struct ib_wc *wc) const
 	return nullptr;
 }
 
+// Whether the calling context is inside a run of the CQ unit.
+bool World::in_cq_run() const
+{
+	const Unit &u = units_[0];
+
+	return u.running && (sched_.self() == u.worker || sched_.self() == u.worker2);
+}
+
 /*
  * The completion's contents as the poller wrote them into its batch: a
  * relaxed store per completion by the context that polled it, which every
@@ -611,6 +619,7 @@ const World::Completion *World::completion_of(const struct ib_wc *wc) const
  */
 void World::polled(const struct ib_wc *wc, int got)
 {
+	inline_hol_ = 0;
 	for (int i = 0; i < got; i++)
 		if (const Completion *c = completion_of(&wc[i]))
 			ocq_mm_store(&payload_[c->seq], sizeof(int), 1, OCQ_MM_RELAXED);
@@ -744,6 +753,15 @@ void World::done(struct ib_wc *wc)
 			fail(fmt("head-of-line: %ld done() calls of one flow while a "
 				 "completion of another waits in the unarmed CQ",
 				 hol_));
+		/*
+		 * The CQ run's own done() calls (flow mode's inline
+		 * dispatch): since its last poll, at most IB_OCQ_HOL_DONES
+		 * while a completion waits in the CQ.
+		 */
+		if (in_cq_run() && prov_->depth() && ++inline_hol_ > sim_hol_dones())
+			fail(fmt("head-of-line: %ld done() calls by the CQ run since its "
+				 "last poll while a completion waits in the CQ",
+				 inline_hol_));
 	}
 	sched_.note(fmt("ulp: done(seq %ld)", c->seq));
 	step("done() returns");
@@ -841,6 +859,7 @@ Outcome World::run()
 	o.empty_runs = (long)s.empty_runs;
 	o.stalls = (long)s.stalls;
 	o.parks = (long)s.parks;
+	o.inlined = (long)s.inlined;
 	for (const Unit &u : units_)
 		o.yields += u.requeues;
 	o.rescues = (long)s.rescues;

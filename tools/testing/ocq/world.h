@@ -74,6 +74,7 @@ struct Outcome {
 	long empty_runs = 0;	// engine: CQ runs that dispatched nothing
 	long stalls = 0;	// engine: waits for room in a domain
 	long parks = 0;		// engine: runs that ended unarmed, domains busy
+	long inlined = 0;	// engine: completions the CQ run dispatched itself
 	long yields = 0;	// host: runs that requeued themselves
 	long rescues = 0;	// engine: completions the watchdog found
 	long stale_reads = 0;	// weak memory: loads that returned an old store
@@ -131,6 +132,7 @@ private:
 
 	const Completion *completion_of(const struct ib_wc *wc) const;
 	bool quiet() const;
+	bool in_cq_run() const;
 	bool sees_payload(const Completion *c);
 	void check_claims();
 	void check_handoff();
@@ -193,6 +195,7 @@ private:
 	bool paused_in_done_ = false;
 	bool resumed_ = false;
 	long hol_ = 0;
+	long inline_hol_ = 0;		// flow-hol: CQ run's done() calls since its poll
 	bool claims_failed_ = false;
 	int payload_[80] = {};		// per seq: the poller's copy (weak memory)
 	int polls_seen_ = 0;		// cq_hops: polls of the CQ runs so far
