@@ -100,6 +100,12 @@ enum ib_ocq_mode {
  * done() calls of the busy domain (and the scheduling of one work item)
  */
 #define IB_OCQ_HOL_DONES 4
+/* &ib_ocq_attr.defer_usecs at most (10 ms) */
+#define IB_OCQ_MAX_DEFER_USECS 10000
+/* &ib_ocq_attr.defer_polls when 0 */
+#define IB_OCQ_DEFAULT_DEFER_POLLS 2
+/* &ib_ocq_attr.defer_polls at most */
+#define IB_OCQ_MAX_DEFER_POLLS 100
 
 /**
  * struct ib_ocq_attr - how an ordered completion queue processes completions
@@ -120,6 +126,21 @@ enum ib_ocq_mode {
  *	Called only for successful completions that carry a &ib_cqe.
  * @process: %IB_OCQ_PARALLEL: the unordered step; runs before done().
  *	Called only for successful completions that carry a &ib_cqe.
+ * @defer_usecs: deferred re-arm, NAPI's napi_defer_hard_irqs with
+ *	gro_flush_timeout: a run that found work leaves the drained CQ unarmed
+ *	and the CQ is polled again from a timer after @defer_usecs, with no
+ *	completion event, until @defer_polls runs of the CQ in a row found
+ *	nothing (the timer's, or one a resume started); the last of them
+ *	arms the CQ.  Fewer completion events under steady load (the
+ *	timer's runs replace the events' runs), at the cost of up to
+ *	@defer_usecs (and the timer's slack) of latency for a completion
+ *	that lands while the CQ is unarmed, and of the timer's empty polls
+ *	when the load stops.  In %IB_OCQ_FLOW and %IB_OCQ_PARALLEL a run
+ *	that leaves work in the domains parks instead, as without it.  0
+ *	(the default) arms at once; at most %IB_OCQ_MAX_DEFER_USECS.  Not
+ *	with %IB_OCQ_POSTPONE_ARM nor on %IB_POLL_DIRECT; no DIM with it.
+ * @defer_polls: with @defer_usecs: 0 for %IB_OCQ_DEFAULT_DEFER_POLLS, at
+ *	most %IB_OCQ_MAX_DEFER_POLLS; must be 0 without it
  *
  * Completions that fail (a flush, ib_drain_qp()'s own) or carry no
  * &ib_cqe are never passed to @flow_key or @process: without @flow_key they
@@ -138,6 +159,8 @@ struct ib_ocq_attr {
 	unsigned int pause_ms;
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
+	unsigned int defer_usecs;
+	unsigned int defer_polls;
 };
 
 /**
@@ -164,6 +187,8 @@ struct ib_ocq_attr {
  * @inlined: %IB_OCQ_FLOW: completions the CQ run dispatched itself, a
  *	short batch of one flow taken while every domain was idle (no hand-off
  *	to a domain's run)
+ * @defers: runs that left the drained CQ unarmed for the deferred re-arm's
+ *	timer to poll it again (&ib_ocq_attr.defer_usecs)
  * @contended: %IB_POLL_DIRECT: ib_ocq_process_cq_direct() calls that found
  *	another caller polling and returned 0
  *
@@ -189,6 +214,7 @@ struct ib_ocq_stats {
 	u64 provider_errors;
 	u64 lease_resumes;
 	u64 inlined;
+	u64 defers;
 	u64 contended;
 };
 

@@ -62,7 +62,7 @@
  *	resume, everything pushed before and after it must arrive, and no
  *	lease may have ended a postponed arm.
  *
- * Six scenarios have a run of their own (one subtest per case):
+ * Seven scenarios have a run of their own (one subtest per case):
  *
  * fake_flow_hol: %IB_OCQ_FLOW, two flows: while one works through a backlog
  *	of 5 ms done() calls, each completion of the other waits for at most
@@ -71,6 +71,10 @@
  *	flow of up to %IB_OCQ_HOL_DONES itself while every domain is idle,
  *	and hands the batch on when a domain is busy, when it is longer, or
  *	when it holds two flows.
+ * fake_defer: &ib_ocq_attr.defer_usecs, strict and flow: a stream raises
+ *	far fewer events than without it, delivered once and in order; the
+ *	CQ ends armed once the timer's polls are spent; bad attributes are
+ *	refused; frees with a deferral pending are clean.
  * fake_poll_helpers: no OCQ: ib_poll_cq_and_arm() and ib_poll_and_notify()
  *	on a plain CQ of the fake device, polled by a handler and work item of
  *	the test's own, on every provider model.
@@ -365,6 +369,11 @@ static const struct fake_scenario fake_scenarios[] = {
 		.name = "fake_flow_inline",
 		.sem = FAKE_PROMPT,
 		.run_all = fake_run_flow_inline,
+	},
+	{
+		.name = "fake_defer",
+		.sem = FAKE_PROMPT,
+		.run_all = fake_run_defer,
 	},
 	{
 		.name = "fake_poll_helpers",

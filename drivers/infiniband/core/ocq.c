@@ -6,6 +6,7 @@
  */
 #include <linux/debugfs.h>
 #include <linux/dim.h>
+#include <linux/hrtimer.h>
 #include <linux/interrupt.h>
 #include <linux/irq_poll.h>
 #include <linux/list.h>
@@ -129,8 +130,10 @@ static void ib_ocq_engine_free(struct ocq_engine *e, void *p)
  * ib_ocq_iop_poll(), which looks at @pending after completing.  From a
  * task, the softirq (and so done()) runs when bottom halves are enabled
  * again; with interrupts off, ksoftirqd runs it.  A request that lands
- * just as a poll completes may cause one run more, which finds the unit
- * released and ends at once.
+ * just as a poll completes may cause one run more, without the unit's
+ * OCQ_RUN: the iop never runs twice at once, and that run polls or drains
+ * as any run does, so it finds at most what the next kick would (the
+ * model checker's host does not make such runs).
  */
 static void ib_ocq_iop_sched(struct ocq_work *w)
 {
@@ -248,10 +251,44 @@ static void ib_ocq_lease(struct work_struct *work)
 		ib_ocq_lease_arm(&ocq->engine);
 }
 
+/*
+ * The deferred re-arm's timer: the CQ run that ended unarmed kept its gate,
+ * so this queues its next run as the run itself would.  A soft hrtimer:
+ * the run it queues executes in a work item or the irq_poll softirq
+ * anyway, so expiring in hard irq would only add an interrupt-off section
+ * (and on PREEMPT_RT a soft timer is what a hard one becomes).  Its expiry
+ * may slip behind other softirq work: the delay is at least defer_usecs.
+ */
+static enum hrtimer_restart ib_ocq_defer_fire(struct hrtimer *timer)
+{
+	struct ib_ocq *ocq = container_of(timer, struct ib_ocq, defer);
+
+	ib_ocq_queue(&ocq->engine, OCQ_UNIT_CQ, 0);
+	return HRTIMER_NORESTART;
+}
+
+/*
+ * Pinned where the CQ run is bound to the CPU that took the event (the
+ * workqueue and softirq contexts, as ib_cq's): the next run is queued on
+ * the same CPU.  An unbound CQ run's timer may expire anywhere.
+ */
+static void ib_ocq_defer(struct ocq_engine *e)
+{
+	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
+	enum hrtimer_mode mode = HRTIMER_MODE_REL_PINNED_SOFT;
+
+	if (ocq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE)
+		mode = HRTIMER_MODE_REL_SOFT;
+	hrtimer_start(&ocq->defer,
+		      ns_to_ktime((u64)ocq->attr.defer_usecs * NSEC_PER_USEC),
+		      mode);
+}
+
 static const struct ocq_engine_ops ib_ocq_engine_ops = {
 	.schedule = ib_ocq_schedule,
 	.schedule_later = ib_ocq_schedule_later,
 	.lease = ib_ocq_lease_arm,
+	.defer = ib_ocq_defer,
 	.alloc = ib_ocq_engine_alloc,
 	.free = ib_ocq_engine_free,
 };
@@ -335,7 +372,8 @@ static int ib_ocq_stats_show(struct seq_file *m, void *unused)
 		   s.domain_runs, s.cq_errors, s.max_batch);
 	seq_printf(m, "parks %llu\nprovider_errors %llu\nlease_resumes %llu\n",
 		   s.parks, s.provider_errors, s.lease_resumes);
-	seq_printf(m, "inlined %llu\ncontended %llu\n", s.inlined, s.contended);
+	seq_printf(m, "inlined %llu\ndefers %llu\ncontended %llu\n", s.inlined,
+		   s.defers, s.contended);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);
@@ -363,6 +401,8 @@ static int ib_ocq_info_show(struct seq_file *m, void *unused)
 		   "poll_ctx %s\nmode %s\ncomp_vector %u\ncqe %d\npooled %d\n",
 		   ctx[ocq->poll_ctx], mode[ocq->attr.mode], cq->comp_vector,
 		   cq->cqe, ocq->pooled);
+	seq_printf(m, "defer_usecs %u\ndefer_polls %u\n", ocq->attr.defer_usecs,
+		   ocq->engine.defer_polls);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_info);
@@ -521,7 +561,7 @@ static bool ib_ocq_direct_attr_ok(const struct ib_ocq_attr *attr)
 {
 	return !attr ||
 	       (!ocq_engine_check_attr(attr) && attr->mode != IB_OCQ_PARALLEL &&
-		!attr->flags && !attr->watchdog_ms);
+		!attr->flags && !attr->watchdog_ms && !attr->defer_usecs);
 }
 
 /* A direct CQ is never armed: an event is a provider's stray one. */
@@ -584,6 +624,9 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	ocq->pause_ms = ocq->attr.pause_ms ?: IB_OCQ_DEFAULT_PAUSE_MS;
 	INIT_DELAYED_WORK(&ocq->watchdog, ib_ocq_watchdog);
 	INIT_DELAYED_WORK(&ocq->lease, ib_ocq_lease);
+	/* hrtimer_setup() from 6.13 on; this tree builds for 6.1 and 6.12 */
+	hrtimer_init(&ocq->defer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_SOFT);
+	ocq->defer.function = ib_ocq_defer_fire;
 
 	/* the provider's allocation fails like ours under fault injection */
 	if (ib_ocq_should_fail())
@@ -609,7 +652,9 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 		ret = ib_ocq_alloc_works(ocq);
 		if (ret)
 			goto out_destroy_engine;
-		ib_ocq_dim_init(ocq);
+		/* the deferred re-arm is moderation of its own: no DIM on top */
+		if (!ocq->attr.defer_usecs)
+			ib_ocq_dim_init(ocq);
 	}
 	ret = ib_ocq_publish(ocq);
 	if (ret)
@@ -758,6 +803,13 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 	 */
 	for (i = 0; i < ocq->engine.nr_units; i++)
 		ib_ocq_cancel(&ocq->works[i]);
+	/*
+	 * The CQ run that deferred its arm started the timer before the
+	 * first cancel returned; no later run defers (they see OCQ_DEAD
+	 * before they poll).  The timer may have queued a run before it is
+	 * cancelled here: the CQ unit's cancel below removes it.
+	 */
+	hrtimer_cancel(&ocq->defer);
 	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
 	/*
 	 * A softirq poll that completed its iop (so irq_poll_disable() went

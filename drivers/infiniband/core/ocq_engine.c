@@ -23,6 +23,11 @@
  * domain with a backlog wakes a parked run every IB_OCQ_HOL_DONES done()
  * calls, so that another flow's completion never waits for the backlog.
  *
+ * With a deferred re-arm (&ib_ocq_attr.defer_usecs) a run that drained the
+ * CQ after finding work does not arm it either: it keeps OCQ_RUN and the
+ * host starts the next run after the delay (ocq_defer()); only once
+ * e->defer_polls of those runs in a row found nothing is the CQ armed.
+ *
  * Who may clear what: OCQ_KICK and OCQ_RESUMED are cleared only by the
  * pass that begins (ocq_pass_begin()), which then owns what they asked
  * for; OCQ_RUN only by ocq_release(), while OCQ_KICK is clear; OCQ_PAUSED
@@ -46,14 +51,15 @@
 #include <trace/events/ib_ocq.h>
 
 /*
- * What a step of the CQ run came to.  ocq_poll() returns the first five,
- * the deliver steps OCQ_MORE or OCQ_WAIT, a pass one of the last five.
+ * What a step of the CQ run came to.  ocq_poll() returns the first six,
+ * the deliver steps OCQ_MORE or OCQ_WAIT, a pass one of the last six.
  */
 enum ocq_step {
 	OCQ_MORE, /* a full batch was taken: hand it on, poll again */
 	OCQ_ARMED, /* the CQ was drained and is armed: the run may end */
 	OCQ_POSTPONE, /* drained, the arm postponed: pause instead */
 	OCQ_PARK, /* drained while domains hold work: end unarmed */
+	OCQ_DEFER, /* drained, the arm deferred: poll again after a delay */
 	OCQ_BACKOFF, /* the provider failed or won't arm: retry later */
 	OCQ_WAIT, /* waiting for a kick: paused, dead, stalled or parked */
 	OCQ_YIELD, /* budget spent: requeue at once */
@@ -321,6 +327,22 @@ static void ocq_yield(struct ocq_engine *e, unsigned int unit, bool later)
 		e->ops->schedule_later(e, unit, e->backoffs);
 	else
 		e->ops->schedule(e, unit);
+}
+
+/*
+ * Deferred re-arm: end the CQ run with the CQ drained and unarmed, keeping
+ * OCQ_RUN, and let the host start the next run after its delay.  Nothing
+ * can be lost meanwhile: no event is needed, the next run polls.  A kick
+ * that lands before it (a resume) waits for it; no domain holds work (a
+ * run that left some parks instead); the watchdog leaves a unit with
+ * OCQ_RUN alone.  During teardown the host
+ * cancels the delay after the CQ unit's run, as for a yield.
+ */
+static void ocq_defer(struct ocq_engine *e)
+{
+	WRITE_ONCE(e->defers, e->defers + 1);
+	trace_ocq_defer(e->cq);
+	e->ops->defer(e);
 }
 
 static bool ocq_stopped(struct ocq_engine *e, unsigned int unit)
@@ -792,36 +814,74 @@ static bool ocq_park(struct ocq_engine *e)
 }
 
 /*
- * Take the next batch from the CQ into e->wcs, and arm the CQ once it is
- * drained, unless the arm is postponed (no resume taken by this pass) or
- * the domains hold work.  Return what the poll came to.
+ * Deferred re-arm, the CQ drained: whether the run leaves it unarmed and
+ * polls again after the host's delay.  A run that found work does (a poll
+ * that finds completions starts the count again, ocq_poll()); one that
+ * found nothing spends one of e->defer_polls.  Once they are spent every
+ * run arms until an arm is confirmed, so that a provider that fails the
+ * arm is backed off from as without the deferral.
  */
-static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
+static bool ocq_defer_due(struct ocq_engine *e, bool found)
 {
-	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
-	bool busy = !postpone && ocq_domains_busy(e);
-	struct ocq_pn_count cnt = {};
-	enum ib_pn_status st;
-	int n;
+	if (found)
+		return true;
+	if (e->defer_idle < e->defer_polls)
+		e->defer_idle++;
+	return e->defer_idle < e->defer_polls;
+}
 
-	if (postpone || busy) {
-		n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
-		cnt.polls++;
-		st = n == OCQ_BATCH ? IB_PN_MORE : IB_PN_EMPTY_ARMED;
-	} else {
-		n = __ib_poll_and_notify(e->cq, OCQ_BATCH, e->wcs, e->policy,
-					 &st, &cnt);
-	}
-	WRITE_ONCE(e->polls, e->polls + cnt.polls);
-	WRITE_ONCE(e->arms, e->arms + cnt.arms);
-	WRITE_ONCE(e->repolls, e->repolls + cnt.repolls);
+/* A poll that does not arm: the arm is postponed, deferred or parked. */
+static int ocq_poll_plain(struct ocq_engine *e, enum ib_pn_status *st,
+			  struct ocq_pn_count *cnt)
+{
+	int n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
+
+	cnt->polls++;
+	*st = n == OCQ_BATCH ? IB_PN_MORE : IB_PN_EMPTY_ARMED;
+	return n;
+}
+
+/* What one ocq_poll() took and asked of the provider. */
+static void ocq_poll_account(struct ocq_engine *e, int n,
+			     const struct ocq_pn_count *cnt)
+{
+	WRITE_ONCE(e->polls, e->polls + cnt->polls);
+	WRITE_ONCE(e->arms, e->arms + cnt->arms);
+	WRITE_ONCE(e->repolls, e->repolls + cnt->repolls);
 	e->wc_pos = 0;
 	e->wc_cnt = max(n, 0);
 	WRITE_ONCE(e->taken, e->taken + e->wc_cnt);
+}
+
+/*
+ * Take the next batch from the CQ into e->wcs, and arm the CQ once it is
+ * drained, unless the arm is postponed (no resume taken by this pass), the
+ * domains hold work, or the arm is deferred (@found: the run took
+ * completions before this poll).  Return what the poll came to.
+ */
+static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool found)
+{
+	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
+	bool busy = !postpone && ocq_domains_busy(e);
+	bool defer = !postpone && !busy && e->defer_polls;
+	struct ocq_pn_count cnt = {};
+	enum ib_pn_status st = IB_PN_EMPTY_ARMED;
+	int n = 0;
+
+	if (postpone || busy || defer) {
+		n = ocq_poll_plain(e, &st, &cnt);
+		if (defer && n >= 0 && st != IB_PN_MORE)
+			defer = ocq_defer_due(e, found || n);
+	}
+	/* drained, or a deferred run's last empty poll: poll again and arm */
+	if (!postpone && !busy && !defer)
+		n = __ib_poll_and_notify(e->cq, OCQ_BATCH, e->wcs, e->policy,
+					 &st, &cnt);
+	ocq_poll_account(e, n, &cnt);
 	trace_ocq_poll(e->cq, n,
 		       n >= 0 &&
 			       (st == IB_PN_ARMED || st == IB_PN_EMPTY_ARMED) &&
-			       !postpone && !busy);
+			       !postpone && !busy && !defer);
 	if (n < 0) {
 		/* -EAGAIN: the provider won't arm an empty CQ; else it failed */
 		if (n != -EAGAIN)
@@ -830,11 +890,18 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
 		return OCQ_BACKOFF;
 	}
 	e->backoffs = 0;
-	/* a completion came: the run's last arm has fired, or will for it */
-	if (n > 0)
+	/*
+	 * A completion came: the run's last arm has fired, or will for it;
+	 * and a deferred re-arm counts its empty runs from here.
+	 */
+	if (n > 0) {
 		e->armed = false;
+		e->defer_idle = 0;
+	}
 	if (st == IB_PN_MORE || st == IB_PN_REPOLL)
 		return OCQ_MORE;
+	if (defer)
+		return OCQ_DEFER;
 	/*
 	 * Postponed arm: a pass that a callback started after a resume's
 	 * arm, and that found nothing, must not pause: the CQ is still armed
@@ -846,6 +913,7 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
 	if (busy)
 		return OCQ_PARK;
 	e->armed = true;
+	e->defer_idle = 0;
 	return OCQ_ARMED;
 }
 
@@ -874,6 +942,15 @@ static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
 			 */
 			ocq_postpone(e);
 			return OCQ_WAIT;
+		case OCQ_DEFER:
+			/*
+			 * The batch just handed on keeps a domain busy: park
+			 * instead, so that the domain's progress, not the
+			 * timer, starts the next run (the head-of-line bound).
+			 */
+			if (!ocq_domains_busy(e))
+				return OCQ_DEFER;
+			fallthrough;
 		case OCQ_PARK:
 			if (ocq_park(e))
 				return OCQ_WAIT;
@@ -881,7 +958,7 @@ static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
 		}
 		if (*taken >= e->budget)
 			return OCQ_YIELD;
-		polled = ocq_poll(e, resumed);
+		polled = ocq_poll(e, resumed, *taken != 0);
 		if (polled == OCQ_BACKOFF)
 			return OCQ_BACKOFF;
 		*taken += e->wc_cnt;
@@ -939,6 +1016,10 @@ static void ocq_cq_run(struct ocq_engine *e)
 		ocq_cq_account(e, taken, taken - before, watchdog, &counted);
 		if (step == OCQ_YIELD || step == OCQ_BACKOFF) {
 			ocq_yield(e, OCQ_UNIT_CQ, step == OCQ_BACKOFF);
+			return;
+		}
+		if (step == OCQ_DEFER) {
+			ocq_defer(e);
 			return;
 		}
 		watchdog = false;
@@ -1187,6 +1268,7 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 	s->provider_errors = READ_ONCE(e->provider_errors);
 	s->lease_resumes = READ_ONCE(e->lease_resumes);
 	s->inlined = READ_ONCE(e->inlined);
+	s->defers = READ_ONCE(e->defers);
 	s->max_batch = READ_ONCE(e->max_batch);
 	for (i = 0; i < e->nr_units; i++) {
 		struct ocq_unit *u = &e->units[i];
@@ -1222,6 +1304,14 @@ int ocq_engine_check_attr(const struct ib_ocq_attr *attr)
 		return -EINVAL;
 	if (attr->budget > IB_OCQ_MAX_BUDGET ||
 	    attr->pause_ms > IB_OCQ_MAX_PAUSE_MS)
+		return -EINVAL;
+	if (attr->defer_usecs > IB_OCQ_MAX_DEFER_USECS ||
+	    attr->defer_polls > IB_OCQ_MAX_DEFER_POLLS)
+		return -EINVAL;
+	/* a postponed arm never arms by itself: there is nothing to defer */
+	if (attr->defer_usecs && (attr->flags & IB_OCQ_POSTPONE_ARM))
+		return -EINVAL;
+	if (attr->defer_polls && !attr->defer_usecs)
 		return -EINVAL;
 	return 0;
 }
@@ -1280,7 +1370,8 @@ static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
  * ocq_engine_resume().  On failure everything allocated is freed.
  *
  * Context: process context; may sleep.
- * Return: 0, -EINVAL for a bad @attr, or -ENOMEM.
+ * Return: 0, -EINVAL for a bad @attr, -EOPNOTSUPP for a deferred re-arm
+ * the host cannot time (no &ocq_engine_ops.defer), or -ENOMEM.
  */
 int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		    const struct ib_ocq_attr *attr, unsigned int nr_cpus,
@@ -1304,6 +1395,13 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 			clamp_t(unsigned int, nr_cpus, 1, OCQ_MAX_DOMAINS);
 	e->flow_key = attr->flow_key;
 	e->process = attr->process;
+	if (attr->defer_usecs) {
+		if (!ops->defer)
+			return -EOPNOTSUPP;
+		e->defer_polls = attr->defer_polls;
+		if (!e->defer_polls)
+			e->defer_polls = IB_OCQ_DEFAULT_DEFER_POLLS;
+	}
 	e->nr_units = 1;
 	if (e->mode == IB_OCQ_FLOW)
 		e->nr_units += e->nr_domains;

@@ -70,12 +70,18 @@ struct ocq_engine;
  *	queued already.  Without it a pause lasts until ocq_engine_resume().
  *	Called from any context, never after ocq_engine_disable() returned
  *	and the runs were cancelled.
+ * @defer: needed for &ib_ocq_attr.defer_usecs; a CQ run that keeps OCQ_RUN
+ *	ends with the CQ unarmed: queue the next run of the CQ unit after the
+ *	deferred re-arm's delay.  Called by the CQ run (the host's work item
+ *	or softirq).  Teardown cancels the CQ unit (waiting for its run),
+ *	then the delay, then the CQ unit again (the delay may have queued it).
  */
 struct ocq_engine_ops {
 	void (*schedule)(struct ocq_engine *e, unsigned int unit);
 	void (*schedule_later)(struct ocq_engine *e, unsigned int unit,
 			       unsigned int tries);
 	void (*lease)(struct ocq_engine *e);
+	void (*defer)(struct ocq_engine *e);
 	void *(*alloc)(struct ocq_engine *e, size_t n, size_t size);
 	void (*free)(struct ocq_engine *e, void *p);
 };
@@ -137,6 +143,8 @@ struct ocq_slot {
  * @budget: completions per run (I)
  * @nr_domains: flow domains or process workers (I)
  * @nr_units: units in @units (I)
+ * @defer_polls: deferred re-arm: runs in a row that find nothing before the
+ *	CQ is armed; 0 when the re-arm is not deferred (I)
  * @ring_mask: capacity - 1 of a flow ring or of the reorder ring (I)
  * @flow_key: %IB_OCQ_FLOW key (I)
  * @process: %IB_OCQ_PARALLEL unordered step (I)
@@ -165,7 +173,10 @@ struct ocq_slot {
  * @stalls: waits for room in a domain (C)
  * @parks: runs that ended unarmed while domains held work (C)
  * @inlined: %IB_OCQ_FLOW: completions the CQ run dispatched itself (C)
+ * @defers: runs that ended with the arm deferred (C)
  * @provider_errors: failed polls and arms the run backed off from (C)
+ * @defer_idle: deferred re-arm: runs in a row that found nothing, since
+ *	the last completion taken or confirmed arm (C)
  * @backoffs: runs in a row that backed off (C)
  * @armed: the run's last arm was confirmed and no completion was taken
  *	since: the CQ is still armed (C)
@@ -185,6 +196,7 @@ struct ocq_engine {
 	unsigned int budget;
 	unsigned int nr_domains;
 	unsigned int nr_units;
+	unsigned int defer_polls;
 	u32 ring_mask;
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
@@ -212,7 +224,9 @@ struct ocq_engine {
 	u64 stalls;
 	u64 parks;
 	u64 inlined;
+	u64 defers;
 	u64 provider_errors;
+	unsigned int defer_idle;
 	unsigned int backoffs;
 	bool armed;
 	u64 max_batch;

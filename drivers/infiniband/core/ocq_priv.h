@@ -8,6 +8,7 @@
 #define _OCQ_PRIV_H
 
 #include <linux/dim.h>
+#include <linux/hrtimer.h>
 #include <linux/list.h>
 #include <linux/rhashtable-types.h>
 #include <linux/workqueue.h>
@@ -63,6 +64,8 @@ struct ocq_direct {
  * @watchdog_ms: its period (I)
  * @lease: ends a pause the ULP does not end, see ocq_engine_lease() (I)
  * @pause_ms: its period (I)
+ * @defer: the deferred re-arm's timer: started by the CQ run that defers,
+ *	queues the next one; cancelled by teardown
  * @attr: the attributes it was made with, for the pool's matching (I)
  * @id: name in debugfs (I)
  * @debugfs: its debugfs directory (I)
@@ -86,6 +89,7 @@ struct ib_ocq {
 	unsigned int watchdog_ms;
 	struct delayed_work lease;
 	unsigned int pause_ms;
+	struct hrtimer defer;
 	struct ib_ocq_attr attr;
 	unsigned int id;
 	struct dentry *debugfs;

@@ -34,6 +34,11 @@ DEFINE_EVENT(ocq_cq_class, ocq_resume,
 	     TP_PROTO(const struct ib_cq *cq),
 	     TP_ARGS(cq));
 
+/* a CQ run ended unarmed: the deferred re-arm's timer starts the next one */
+DEFINE_EVENT(ocq_cq_class, ocq_defer,
+	     TP_PROTO(const struct ib_cq *cq),
+	     TP_ARGS(cq));
+
 DECLARE_EVENT_CLASS(ocq_unit_class,
 		    TP_PROTO(const struct ib_cq *cq, unsigned int unit),
 		    TP_ARGS(cq, unit),

@@ -24,6 +24,7 @@ struct sim_engine {
 	struct ocq_engine e;
 	struct ocq_engine_ops ops;
 	sim_schedule_fn schedule;
+	sim_defer_fn defer;
 };
 
 static void sim_schedule(struct ocq_engine *e, unsigned int unit)
@@ -33,8 +34,15 @@ static void sim_schedule(struct ocq_engine *e, unsigned int unit)
 	se->schedule(e->cq->cq_context, unit);
 }
 
+static void sim_defer(struct ocq_engine *e)
+{
+	struct sim_engine *se = (struct sim_engine *)e;
+
+	se->defer(e->cq->cq_context);
+}
+
 struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
-				  sim_schedule_fn schedule)
+				  sim_schedule_fn schedule, sim_defer_fn defer)
 {
 	struct sim_engine *se = ocq_sim_alloc(sizeof(*se));
 	struct ib_ocq_attr attr = {
@@ -45,12 +53,16 @@ struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
 		.nr_domains = a->nr_domains,
 		.process = a->process,
 		.flow_key = a->flow_key,
+		.defer_usecs = a->defer_polls ? 1 : 0,
+		.defer_polls = a->defer_polls,
 	};
 
 	if (!se)
 		return NULL;
 	se->ops.schedule = sim_schedule;
 	se->schedule = schedule;
+	se->ops.defer = defer ? sim_defer : NULL;
+	se->defer = defer;
 	if (ocq_engine_init(&se->e, cq, &attr, 2, &se->ops)) {
 		ocq_sim_free(se);
 		return NULL;
@@ -114,6 +126,7 @@ void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s)
 	s->max_batch = st.max_batch;
 	s->parks = st.parks;
 	s->inlined = st.inlined;
+	s->defers = st.defers;
 }
 
 void sim_engine_event(struct ocq_engine *e)

@@ -32,21 +32,26 @@ struct sim_attr {
 	unsigned int nr_domains;
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
+	/* deferred re-arm: &ib_ocq_attr.defer_polls; 0: the re-arm is not
+	 * deferred, else defer_usecs = 1 (the model has no time) */
+	unsigned int defer_polls;
 };
 
 /* struct ib_ocq_stats, field by field */
 struct sim_stats {
 	u64 events, runs, empty_runs, polls, completions, arms, repolls;
 	u64 yields, pauses, rescues, stalls, domain_runs, cq_errors, max_batch, parks;
-	u64 inlined;
+	u64 inlined, defers;
 };
 
 /* The host's queue_work(): cq->cq_context is passed as @host. */
 typedef void (*sim_schedule_fn)(void *host, unsigned int unit);
+/* The host's deferred re-arm timer (hrtimer_start()): @host as above. */
+typedef void (*sim_defer_fn)(void *host);
 
 /* ocq_engine_init() on a calloc'ed engine; NULL if it fails */
 struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
-				  sim_schedule_fn schedule);
+				  sim_schedule_fn schedule, sim_defer_fn defer);
 /* ocq_engine_destroy(), then free the engine */
 void sim_engine_free(struct ocq_engine *e);
 unsigned int sim_engine_units(const struct ocq_engine *e);

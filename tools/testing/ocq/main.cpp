@@ -65,6 +65,9 @@ const KnownBug *known_bug(const CaseSpec &spec, const std::string &failure)
 struct Options {
 	unsigned bound = 3;
 	long budget = 4000; // executions per case, all bounds together
+	// the deferred re-arm's cases (mode "defer*"): the timer's runs make
+	// each execution longer; a budget of their own keeps make sim's time
+	long defer_budget = 3000;
 	size_t step_cap = 5000; // decisions per execution
 	std::string only; // run the cases whose name contains it
 	std::string replay;
@@ -96,6 +99,8 @@ struct Result {
 	long handler_calls = 0, empty_handlers = 0, runs = 0, empty_runs = 0;
 	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0, hops = 0, reuses = 0;
 	long inlined = 0;
+	long defers = 0, rearms = 0, deferred_pushes = 0, torn_deferred = 0;
+	long paused_deferred = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -215,8 +220,23 @@ std::vector<CaseSpec> all_cases()
 		v.push_back(c);
 	}
 	// a provider whose verbs fail now and then
-	for (const char *m : {"strict", "flow", "parallel", "postpone"})
+	for (const char *m : {"strict", "flow", "parallel", "postpone", "defer", "defer-flow"})
 		v.push_back(make_case(m, "eio"));
+	// the deferred re-arm beside the matrix ("defer" is in it): flow mode
+	// (strong and cb-return-1 ran the same numbers as iba-weak there, at
+	// this budget), parallel mode, a pause and a teardown while a deferral
+	// is pending
+	for (const char *p : {"iba-weak", "spurious", "concurrent", "lossy", "perpetual-positive"})
+		v.push_back(make_case("defer-flow", p));
+	v.push_back(make_case("defer-parallel", "iba-weak"));
+	for (const char *p : {"iba-weak", "strong", "concurrent"})
+		v.push_back(make_case("defer-pause", p));
+	for (const char *p : {"iba-weak", "concurrent"})
+		v.push_back(make_case("defer-teardown", p));
+	v.push_back(make_case("defer-teardown-flow", "iba-weak"));
+	// flow-hol's backlog with the deferral: the run that hands a batch to
+	// a busy domain parks, so the other flow waits for that domain only
+	v.push_back(make_case("defer-flow-hol", "iba-weak"));
 	// a process() that waits for a later completion's
 	v.push_back(make_case("parallel-wait", "iba-weak"));
 	// a backlog on one flow, then a completion of another
@@ -238,6 +258,23 @@ std::vector<CaseSpec> all_cases()
 	v.push_back(c);
 	c = make_case("teardown-flow", "iba-weak", "control/teardown-cancels-cq-once");
 	c.single_cancel = true;
+	c.expect_failure = true;
+	c.expect = "use after free";
+	v.push_back(c);
+	// the deferred re-arm's timer cancelled before the CQ unit's first
+	// cancel, after its last, or not at all
+	c = make_case("defer-teardown", "iba-weak", "control/defer-timer-cancelled-first");
+	c.timer_cancel = 3;
+	c.expect_failure = true;
+	c.expect = "use after free";
+	v.push_back(c);
+	c = make_case("defer-teardown", "iba-weak", "control/defer-timer-cancelled-last");
+	c.timer_cancel = 1;
+	c.expect_failure = true;
+	c.expect = "use after free";
+	v.push_back(c);
+	c = make_case("defer-teardown", "iba-weak", "control/defer-timer-not-cancelled");
+	c.timer_cancel = 2;
 	c.expect_failure = true;
 	c.expect = "use after free";
 	v.push_back(c);
@@ -265,6 +302,9 @@ Result explore(const CaseSpec &spec, const Options &opt)
 	bool caught = false;
 	long budget = spec.schedules ? spec.schedules : opt.budget;
 
+	if (spec.mode.rfind("defer", 0) == 0 && !spec.schedules)
+		budget = opt.defer_budget;
+
 	for (unsigned b = 0; b <= opt.bound && !caught && r.failure.empty(); b++) {
 		Explorer ex(b, spec.stale_bound);
 		bool spent = false;
@@ -287,6 +327,11 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.stalls += o.stalls;
 			r.parks += o.parks;
 			r.inlined += o.inlined;
+			r.defers += o.defers;
+			r.rearms += o.rearms;
+			r.deferred_pushes += o.deferred_pushes;
+			r.torn_deferred += o.torn_deferred;
+			r.paused_deferred += o.paused_deferred;
 			r.hops += o.hops;
 			r.reuses += o.reuses;
 			r.yields += o.yields;
@@ -346,6 +391,27 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.failure = "coverage: no CQ run changed context";
 		if (spec.mode.rfind("reuse-", 0) == 0 && !r.reuses)
 			r.failure = "coverage: no ring slot was reused after its read";
+		/*
+		 * The deferred re-arm: a run deferred, a completion landed while
+		 * the timer was pending, an arm succeeded after a deferral
+		 * (perpetual-positive never confirms an arm), and the teardown
+		 * or the pause came while the timer was pending.
+		 */
+		if (spec.mode.rfind("defer", 0) == 0) {
+			if (!r.defers)
+				r.failure = "coverage: no CQ run deferred its re-arm";
+			else if (!r.deferred_pushes)
+				r.failure = "coverage: no completion landed while the re-arm "
+					    "was deferred";
+			else if (!r.rearms && spec.provider != "perpetual-positive")
+				r.failure = "coverage: the CQ was never armed after a deferral";
+			else if (mode_info(spec.mode)->teardown && !r.torn_deferred)
+				r.failure = "coverage: no teardown began while a deferral was "
+					    "pending";
+			else if (mode_info(spec.mode)->ulp == 1 && !r.paused_deferred)
+				r.failure = "coverage: the ULP never paused while a deferral was "
+					    "pending";
+		}
 	}
 	return r;
 }
@@ -420,6 +486,13 @@ bool report(const CaseSpec &spec, const Result &r, const Options &opt)
 		std::printf("  parks=%ld", r.parks);
 	else if (spec.provider == "lossy")
 		std::printf("  rescues=%ld", r.rescues);
+	if (spec.mode.rfind("defer", 0) == 0)
+		std::printf("  defers=%ld rearms=%ld deferred-pushes=%ld", r.defers, r.rearms,
+			    r.deferred_pushes);
+	if (spec.mode.rfind("defer", 0) == 0 && mode_info(spec.mode)->teardown)
+		std::printf(" torn-deferred=%ld", r.torn_deferred);
+	if (spec.mode.rfind("defer", 0) == 0 && mode_info(spec.mode)->ulp == 1)
+		std::printf(" paused-deferred=%ld", r.paused_deferred);
 	std::printf("\n");
 	for (const KnownHit &h : r.known)
 		std::printf("    known engine bug %s: %ld schedule(s), first "
@@ -470,6 +543,8 @@ void usage(FILE *f)
 			"  --budget N         executions per case, over all bounds\n"
 			"                     (default 4000); a case that spends it\n"
 			"                     says so: not exhaustive\n"
+			"  --defer-budget N   executions per deferred re-arm case\n"
+			"                     (default 3000), instead of --budget\n"
 			"  --step-cap N       decisions per execution (default 5000)\n"
 			"  --case TEXT        only the cases whose name contains TEXT\n"
 			"  --list             list the cases\n"
@@ -517,6 +592,8 @@ bool parse(int argc, char **argv, Options *opt, int *exit_now)
 			opt->bound = (unsigned)v;
 		} else if (a == "--budget" && has && number(argv[++i], &v)) {
 			opt->budget = (long)v;
+		} else if (a == "--defer-budget" && has && number(argv[++i], &v)) {
+			opt->defer_budget = (long)v;
 		} else if (a == "--first-fail") {
 			opt->first_fail = true;
 		} else if (a == "--jobs" && has && number(argv[++i], &v) && v >= 1) {

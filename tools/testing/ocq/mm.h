@@ -18,7 +18,15 @@ void mm_forget(const void *p, unsigned long n);
 // Host synchronisation through channel @ch (a work item's queueing, the
 // end of its run, the CQ's lock, the ULP's own locking): release the
 // running context's view into it, acquire it into the view, or both.
-enum { MM_CH_CQ_LOCK = 1000, MM_CH_ULP = 1001, MM_CH_CALLBACKS = 1002, MM_CH_RCU = 1003, MM_CH_DONE = 2000 };
+enum {
+	MM_CH_CQ_LOCK = 1000,
+	MM_CH_ULP = 1001,
+	MM_CH_CALLBACKS = 1002,
+	MM_CH_RCU = 1003,
+	MM_CH_TIMER = 1004,	 /* hrtimer_start() before its callback */
+	MM_CH_TIMER_DONE = 1005, /* the callback's end before hrtimer_cancel() */
+	MM_CH_DONE = 2000
+};
 void mm_release(int ch);
 // cpu_relax(): the running context's view catches up with every latest
 // store; true if it was behind (the spin loop may see something new).

@@ -49,6 +49,11 @@ void sim_schedule(void *host, unsigned int unit)
 	static_cast<World *>(host)->schedule(unit);
 }
 
+void sim_defer(void *host)
+{
+	static_cast<World *>(host)->defer();
+}
+
 void sim_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	world_of(cq)->done(wc);
@@ -69,41 +74,54 @@ int sim_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 
 int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 {
-	return World::provider_of(cq)->notify(flags);
+	int ret = World::provider_of(cq)->notify(flags);
+
+	world_of(cq)->notified(ret);
+	return ret;
 }
 
 // The modes.  Two or three completions per execution give the search its
 // depth; the stall modes push one more than a domain ring holds
-// (OCQ_RING_MIN + 2) so that the CQ run must wait for room.
+// (OCQ_RING_MIN + 2) so that the CQ run must wait for room.  The defer
+// modes run the deferred re-arm with defer_polls 2: the HCA adds all but
+// the last completion at any time, the last once the CQ run has tried to
+// arm after its deferral (deferral_over()).
 const ModeInfo modes[] = {
-	/* name            engine        n  2fl budget pp ulp td p1 wait */
-	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0},
-	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0},
-	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0},
-	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0},
-	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0},
-	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0},
-	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0},
-	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0},
-	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0},
-	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0},
-	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0},
-	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0},
-	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0},
-	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1},
-	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2},
-	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0},
-	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3},
-	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3},
-	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4},
+	/* name            engine        n  2fl budget pp ulp td p1 wait defer */
+	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0},
+	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 0},
+	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 0},
+	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 0},
+	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0, 0},
+	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0, 0},
+	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 0},
+	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0, 0},
+	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0},
+	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0},
+	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 0},
+	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3, 0},
+	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3, 0},
+	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4, 0},
+	{"defer", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2},
+	{"defer-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2},
+	{"defer-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2},
+	{"defer-pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 2},
+	{"defer-teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 2},
+	{"defer-teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 2},
+	{"defer-flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 2},
 };
 
 } // namespace
 
 const char *const matrix_modes[] = {
-	"strict", "flow", "parallel", "pause", "postpone", "teardown", nullptr,
+	"strict", "flow", "parallel", "pause", "postpone", "teardown", "defer", nullptr,
 };
 
 const ModeInfo *mode_info(const std::string &name)
@@ -196,7 +214,8 @@ void World::setup_engine()
 	attr.postpone_arm = mi_.postpone;
 	if (mi_.wait_next == 4)
 		attr.flow_key = sim_flow_key;
-	engine_ = sim_engine_new(&cq_, &attr, sim_schedule);
+	attr.defer_polls = mi_.defer;
+	engine_ = sim_engine_new(&cq_, &attr, sim_schedule, mi_.defer ? sim_defer : nullptr);
 	if (!engine_) {
 		std::fprintf(stderr, "ocq_engine_init failed\n");
 		std::exit(2);
@@ -251,6 +270,9 @@ void World::add_contexts()
 			"ulp", [this] { pauser(); }, [this] { return quiet(); }, false);
 	if (watchdog_ctx_)
 		sched_.add("watchdog", [this] { watchdog(); });
+	if (mi_.defer)
+		sched_.add(
+			"timer", [this] { timer(); }, [this] { return timer_ready(); });
 	if (mi_.teardown)
 		sched_.add(
 			"teardown", [this] { teardown(); },
@@ -324,6 +346,18 @@ void World::producer()
 		/* flow-barrier: the last is a flush, dispatched by the CQ run */
 		if (mi_.wait_next == 4 && i == pushes_ - 1)
 			wc.status = IB_WC_WR_FLUSH_ERR;
+		/*
+		 * Deferred re-arm: the last completion lands once the CQ run
+		 * tried to arm after its deferral, so that an arm that never
+		 * comes strands it.  An idle wait: if the arm never comes,
+		 * check_terminal() says so.
+		 */
+		if (mi_.defer && mi_.wait_next != 2 && i == pushes_ - 1)
+			sched_.wait(
+				"hca: wait until the deferral is over",
+				[this] { return deferral_over(); }, true);
+		if (mi_.defer && timer_pending_)
+			deferred_pushes_++;
 		prov_->push(wc);
 		/* slot reuse: the rest once done() sleeps (below) */
 		if (mi_.wait_next == 3 && i == OCQ_SIM_FIRST_BURST - 1)
@@ -440,11 +474,15 @@ void World::worker(unsigned int unit)
 		mm_acquire(unit); /* the run sees what was before queue_work() */
 		if (unit == 0 && spec_.cq_hops)
 			check_handoff();
+		if (unit == 0 && mi_.defer)
+			begin_cq_run();
 		if (freed_)
 			fail(fmt("use after free: work of unit %ld ran after the engine was freed",
 				 unit));
 		else
 			sim_engine_run(engine_, unit);
+		if (unit == 0 && mi_.defer)
+			end_cq_run();
 		mm_release(MM_CH_DONE + unit); /* for cancel_work_sync() */
 		u.running--;
 		/*
@@ -462,25 +500,36 @@ void World::worker(unsigned int unit)
 	}
 }
 
-void World::schedule(unsigned int unit)
+// queue_work() of a unit: the engine's schedule(), or with @timer the
+// deferred re-arm's timer, which queues the CQ unit's next run for the run
+// that deferred.
+void World::schedule(unsigned int unit, bool timer)
 {
 	step("queue_work");
 	Unit &u = units_.at(unit);
 
 	if (freed_ || u.cancelled) {
-		fail(fmt("use after free: schedule() of unit %ld after teardown "
-			 "cancelled it: the run would touch freed memory",
+		fail(fmt(timer ? "use after free: the deferred re-arm's timer queued unit %ld "
+				 "after teardown cancelled it: the run would touch freed memory" :
+				 "use after free: schedule() of unit %ld after teardown "
+				 "cancelled it: the run would touch freed memory",
 			 unit));
 		return;
 	}
 	if (u.cancelling)
 		return;
 	if (u.queued) {
-		fail(fmt("schedule twice: schedule() of unit %ld while a run of it is queued "
-			 "(more than once per run)",
-			 unit));
+		fail(fmt(
+			timer ? "schedule twice: the deferred re-arm's timer queued unit %ld "
+				"while a run of it is queued (the run that deferred keeps "
+				"OCQ_RUN: nothing else may queue it)" :
+				"schedule twice: schedule() of unit %ld while a run of it is queued "
+				"(more than once per run)",
+			unit));
 		return;
 	}
+	if (unit == 0)
+		timer_queued_ = timer;
 	/* from the unit's own run: it spent its budget and requeues itself */
 	if (u.running && (sched_.self() == u.worker || sched_.self() == u.worker2))
 		u.requeues++;
@@ -494,6 +543,7 @@ void World::pauser()
 {
 	switch (mi_.ulp) {
 	case 1:
+		paused_deferred_ = timer_pending_;
 		sim_engine_pause(engine_);
 		sim_engine_resume(engine_);
 		break;
@@ -552,10 +602,145 @@ void World::watchdog()
 	watchdog_done_ = true;
 }
 
+/*
+ * The deferred re-arm's timer (an hrtimer: ops->defer() starts it, a start
+ * while it is pending only moves it, and its callback queues the CQ unit
+ * as schedule() does).  It fires at any point the scheduler picks: time is
+ * not modelled.  Started, and woken, by timer_ready().
+ */
+void World::timer()
+{
+	for (;;) {
+		timer_pending_ = false;
+		timer_running_ = true;
+		idle_fires_++;
+		mm_acquire(MM_CH_TIMER); /* hrtimer_start() before the callback */
+		sched_.note("hrtimer fires: queue the CQ unit's next run");
+		schedule(0, true);
+		timer_running_ = false;
+		mm_release(MM_CH_TIMER_DONE); /* for hrtimer_cancel() */
+		sched_.wait(
+			"hrtimer idle", [this] { return timer_ready(); }, true);
+	}
+}
+
+/*
+ * The timer fires while it is pending, but no more than defer_polls times
+ * in a row with nothing found, no arm tried and no run started by anything
+ * else: the engine arms once defer_polls deferred runs in a row found
+ * nothing, so a fire past that is a CQ that is never armed (timer_stuck();
+ * the world stops following it there, and check_terminal() fails).
+ */
+bool World::timer_ready() const
+{
+	return timer_pending_ && idle_fires_ < (long)mi_.defer;
+}
+
+bool World::timer_stuck() const
+{
+	return timer_pending_ && idle_fires_ >= (long)mi_.defer;
+}
+
+// The HCA's last completion waits for it: the CQ run tried to arm after
+// its last deferral, and no timer is pending (or the timer is stuck).
+bool World::deferral_over() const
+{
+	return timer_stuck() || (armed_since_defer_ && !timer_pending_);
+}
+
+// ops->defer(): hrtimer_start() by the CQ run that deferred its re-arm.
+void World::defer()
+{
+	step("hrtimer_start");
+	defer_calls_++;
+	if (freed_ || timer_cancelled_) {
+		fail("use after free: defer() after teardown cancelled the timer: its "
+		     "callback would touch freed memory");
+		return;
+	}
+	/* the defer contract (notified()): a run that found work restarts it */
+	if (run_found_ + last_got_)
+		idle_runs_ = 0;
+	mm_release(MM_CH_TIMER);
+	if (timer_pending_)
+		sched_.note("hrtimer_start: pending already, moved");
+	timer_pending_ = true;
+	defer_since_arm_ = true;
+	armed_since_defer_ = false;
+}
+
+// A CQ run begins (deferred re-arm): its own counts start at 0.
+void World::begin_cq_run()
+{
+	if (!timer_queued_)
+		idle_fires_ = 0;
+	timer_queued_ = false;
+	run_found_ = 0;
+	last_got_ = 0;
+	run_armed_ = false;
+	seg_polls_ = 0;
+	seg_found_ = false;
+}
+
+// A CQ run ended: one that polled since its last arm and found nothing
+// there, nor in the poll just before that arm, counts as an empty run
+// (notified()).
+void World::end_cq_run()
+{
+	if (seg_polls_ && !seg_found_)
+		idle_runs_++;
+}
+
+/*
+ * ib_req_notify_cq() returned @ret.  With the deferred re-arm the engine
+ * arms only in a CQ run that found nothing before its last poll (the one
+ * ib_poll_and_notify() makes just before the arm), and once defer_polls
+ * runs in a row found nothing, this one the last: the contract of
+ * &ib_ocq_attr.defer_usecs.  The engine counts a run whose deferral check
+ * found nothing, and starts again at a check that found work and at the
+ * arm.  The world counts every run that polled since its last arm and
+ * found nothing there (idle_runs_, end_cq_run(): a run that parked or was
+ * paused after its poll too), and starts again only where the engine
+ * surely did: at a deferral of a run that found work, and at an arm that
+ * succeeded (after a failed one the engine arms at once again).  So
+ * its count is never below the engine's, and the check is no stricter
+ * than the contract.
+ */
+void World::notified(int ret)
+{
+	if (!mi_.defer || !in_cq_run())
+		return;
+	if (run_found_)
+		fail(fmt("defer: a CQ run armed the CQ after it took %ld completion(s): its "
+			 "re-arm must be deferred",
+			 run_found_));
+	else if (!run_armed_ && idle_runs_ + 1 < (long)mi_.defer)
+		fail(fmt("defer: the CQ was armed after %ld run(s) in a row that found "
+			 "nothing, and this one: defer_polls is %ld",
+			 idle_runs_, (long)mi_.defer));
+	run_armed_ = true;
+	/* the engine counts again once an arm is confirmed, not at a failed one */
+	if (ret == 0)
+		idle_runs_ = 0;
+	/*
+	 * What the poll just before the arm took is the run's: the engine's
+	 * next deferral check in this run finds it (and starts again).
+	 */
+	seg_polls_ = 0;
+	seg_found_ = last_got_ > 0;
+	idle_fires_ = 0;
+	armed_since_defer_ = true;
+	if (ret == 0 && defer_since_arm_) {
+		rearms_++;
+		defer_since_arm_ = false;
+	}
+}
+
 // The host's teardown once the ULP has seen all its completions.
 void World::teardown()
 {
 	torn_ = true; /* started once the ULP saw every completion */
+	torn_deferred_ = timer_pending_;
 	mm_acquire(MM_CH_ULP); /* the ULP's own locking */
 	sim_engine_disable(engine_);
 	/*
@@ -563,10 +748,23 @@ void World::teardown()
 	 * which a domain that took its gate before the disable may have
 	 * queued once more.
 	 */
+	if (mi_.defer && spec_.timer_cancel == 3)
+		timer_cancel();
 	for (unsigned int u = 0; u < units_.size(); u++)
 		cancel(u, u != 0 || spec_.single_cancel);
+	/*
+	 * As ib_ocq_destroy(): the deferred re-arm's timer after the first
+	 * cancels (the run that deferred started it before the first cancel
+	 * of the CQ unit returned); what it queued meanwhile, the CQ unit's
+	 * second cancel removes.  Only where the engine has a timer: without
+	 * a deferred re-arm hrtimer_cancel() has nothing to do.
+	 */
+	if (mi_.defer && spec_.timer_cancel == 0)
+		timer_cancel();
 	if (!spec_.single_cancel)
 		cancel(0, true);
+	if (mi_.defer && spec_.timer_cancel == 1)
+		timer_cancel();
 	prov_->destroy();
 	sim_engine_stats(engine_, &stats_);
 	stats_taken_ = true;
@@ -589,6 +787,18 @@ void World::cancel(unsigned int unit, bool final)
 	mm_acquire(MM_CH_DONE + unit);
 	u.cancelling = false;
 	u.cancelled = final;
+}
+
+// hrtimer_cancel(): waits for a running callback, removes a pending timer;
+// a later hrtimer_start() is a bug (defer()).
+void World::timer_cancel()
+{
+	step("hrtimer_cancel");
+	sched_.wait(
+		"hrtimer_cancel: wait for the callback", [this] { return !timer_running_; }, false);
+	mm_acquire(MM_CH_TIMER_DONE);
+	timer_pending_ = false;
+	timer_cancelled_ = true;
 }
 
 // --- the ULP ---
@@ -620,6 +830,15 @@ bool World::in_cq_run() const
 void World::polled(const struct ib_wc *wc, int got)
 {
 	inline_hol_ = 0;
+	if (mi_.defer && in_cq_run()) {
+		run_found_ += last_got_;
+		last_got_ = got > 0 ? got : 0;
+		seg_polls_++;
+		if (got > 0) {
+			seg_found_ = true;
+			idle_fires_ = 0;
+		}
+	}
 	for (int i = 0; i < got; i++)
 		if (const Completion *c = completion_of(&wc[i]))
 			ocq_mm_store(&payload_[c->seq], sizeof(int), 1, OCQ_MM_RELAXED);
@@ -866,6 +1085,11 @@ Outcome World::run()
 	o.stale_reads = mm_stale_reads();
 	o.hops = hops_;
 	o.reuses = mm_reuses();
+	o.defers = (long)s.defers;
+	o.rearms = rearms_;
+	o.deferred_pushes = deferred_pushes_;
+	o.torn_deferred = torn_deferred_;
+	o.paused_deferred = paused_deferred_;
 	return o;
 }
 
@@ -883,6 +1107,22 @@ void World::check_terminal(End end)
 	}
 	for (int c : sched_.stuck())
 		fail("deadlock: " + sched_.name(c) + " blocked in " + sched_.stuck_what(c));
+	/*
+	 * Deferred re-arm: the timer runs until defer_polls runs in a row
+	 * found nothing, and the last of them arms.  A timer that would fire
+	 * once more is a CQ never armed; an arm that never came keeps the
+	 * HCA's last completion out.
+	 */
+	if (timer_pending_)
+		fail(fmt("lost wakeup: the CQ is never armed: the deferred re-arm's timer "
+			 "fired %ld times in a row with nothing found and is started again "
+			 "(defer_polls %ld)",
+			 idle_fires_, (long)mi_.defer));
+	else if (mi_.defer && !producer_done_)
+		fail(fmt("lost wakeup: no arm was tried after the last deferral of the "
+			 "re-arm (%ld timer starts), and nothing is left to run: the HCA "
+			 "still waits to add seq %ld",
+			 defer_calls_, (long)pushes_ - 1));
 	for (int i = 0; i < pushes_; i++)
 		if (done_count_[i] != 1)
 			fail(fmt("lost wakeup: seq %ld dispatched %ld times", i, done_count_[i]));
@@ -959,6 +1199,9 @@ void World::check_stats(const struct sim_stats &s)
 		fail("stats: max_batch above the completions pushed");
 	if (s.rescues > s.completions || (s.rescues && !watchdog_ctx_))
 		fail(fmt("stats: %ld rescues", (long)s.rescues));
+	if ((long)s.defers != defer_calls_)
+		fail(fmt("stats: defers %ld != ops->defer() calls %ld", (long)s.defers,
+			 defer_calls_));
 }
 
 uint64_t World::state_hash(const struct sim_stats &s) const
@@ -968,12 +1211,13 @@ uint64_t World::state_hash(const struct sim_stats &s) const
 	for (int seq : dispatched_)
 		k += std::to_string(seq) + ",";
 	k += "|" + std::to_string(prov_->depth()) + "," + std::to_string(prov_->armed()) + "," +
-	     std::to_string(prov_->pending()) + "," + std::to_string(freed_);
+	     std::to_string(prov_->pending()) + "," + std::to_string(freed_) + "," +
+	     std::to_string(timer_pending_);
 	if (engine_ && !freed_)
 		for (unsigned int i = 0; i < units_.size(); i++)
 			k += "|" + std::to_string(sim_engine_gate(engine_, i));
 	for (u64 v : {s.events, s.runs, s.empty_runs, s.polls, s.arms, s.repolls, s.yields,
-		      s.pauses, s.rescues, s.domain_runs})
+		      s.pauses, s.rescues, s.domain_runs, s.defers})
 		k += ";" + std::to_string(v);
 	return std::hash<std::string>()(k);
 }

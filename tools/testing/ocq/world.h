@@ -35,6 +35,10 @@ struct CaseSpec {
 	long schedules = 0;	     // the case's own schedule budget; 0: --budget
 	bool no_watchdog = false;    // lossy provider without its safety net
 	bool single_cancel = false;  // teardown cancels the CQ unit only once
+	int timer_cancel = 0;	     // deferred re-arm: 0 hrtimer_cancel() as
+				     // ib_ocq_destroy(), 1 after the CQ unit's
+				     // last cancel, 2 never, 3 before the
+				     // units' first cancels
 	bool cq_hops = false;	     // two contexts take the CQ unit's runs, in
 				     // no host order: only the gate hands over
 };
@@ -58,6 +62,10 @@ struct ModeInfo {
 				// reused (reuse_sleep());
 				// 4: a flow_key, and a flush last (the
 				// flow barrier)
+	unsigned int defer;	// deferred re-arm: defer_polls (0: off); the
+				// HCA adds its last completion only once the
+				// CQ run armed after deferring (or the timer
+				// is stuck)
 };
 
 const ModeInfo *mode_info(const std::string &name);
@@ -81,6 +89,12 @@ struct Outcome {
 	long hops = 0;		// cq_hops: CQ runs on another context than the
 				// last poll's
 	long reuses = 0;	// weak memory: slot writes after a read of it
+	long defers = 0;	// deferred re-arm: runs that deferred (engine)
+	long rearms = 0;	// deferred re-arm: successful arms after a defer
+	long deferred_pushes = 0; // completions added while the re-arm was
+				  // deferred (the timer pending)
+	bool torn_deferred = false; // teardown began with the timer pending
+	bool paused_deferred = false; // the ULP paused with the timer pending
 };
 
 class World {
@@ -100,7 +114,9 @@ public:
 	// --- entry points of the C callbacks ---
 	static Provider *provider_of(struct ib_cq *cq);
 	void handler();
-	void schedule(unsigned int unit);
+	void schedule(unsigned int unit, bool timer = false);
+	void defer();
+	void notified(int ret);
 	void done(struct ib_wc *wc);
 	void process(struct ib_wc *wc);
 	void polled(const struct ib_wc *wc, int got);
@@ -149,8 +165,15 @@ private:
 	bool work_ready(const Unit &u) const;
 	void pauser();
 	void watchdog();
+	void timer();
+	bool timer_ready() const;
+	bool timer_stuck() const;
+	bool deferral_over() const;
+	void begin_cq_run();
+	void end_cq_run();
 	void teardown();
 	void cancel(unsigned int unit, bool final);
+	void timer_cancel();
 	void pattern1();
 	void step(const char *what);
 	void fail(const std::string &why);
@@ -204,6 +227,28 @@ private:
 	long hops_ = 0;			// cq_hops: see Outcome::hops
 	int result_[80] = {};		// per seq: what process() wrote
 	long last_resume_events_ = -1;	// handler calls at the ULP's last resume			// done() calls while the CQ holds one		// the ULP resumed after done() paused
+	// the deferred re-arm's hrtimer (ops->defer), a context of its own
+	bool timer_pending_ = false;	// started, not fired nor cancelled
+	bool timer_running_ = false;	// its callback runs (queues the CQ unit)
+	bool timer_cancelled_ = false;	// hrtimer_cancel() of the teardown
+	bool timer_queued_ = false;	// unit 0's queued run is the timer's
+	long idle_fires_ = 0;		// fires since a poll found work, an arm
+					// or a run the timer did not start
+	long defer_calls_ = 0;		// ops->defer() calls
+	long rearms_ = 0;		// see Outcome::rearms
+	long deferred_pushes_ = 0;	// see Outcome::deferred_pushes
+	bool defer_since_arm_ = false;	// a defer since the last good arm
+	bool armed_since_defer_ = false; // an arm tried since the last defer
+	long idle_runs_ = 0;		// CQ runs in a row that found nothing
+					// since their last arm (notified())
+	long run_found_ = 0;		// this CQ run: completions its polls
+					// took, but the last poll's
+	long last_got_ = 0;		// this CQ run: the last poll's
+	bool run_armed_ = false;	// this CQ run: it armed already
+	long seg_polls_ = 0;		// this CQ run: polls since its last arm
+	bool seg_found_ = false;	// ... and whether one took a completion
+	bool torn_deferred_ = false;	// see Outcome::torn_deferred
+	bool paused_deferred_ = false;	// see Outcome::paused_deferred
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
 	bool freed_ = false;
 	bool stats_taken_ = false;

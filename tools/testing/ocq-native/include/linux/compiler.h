@@ -9,6 +9,7 @@
 #ifndef _LINUX_COMPILER_H
 #define _LINUX_COMPILER_H
 
+#define fallthrough __attribute__((__fallthrough__))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 

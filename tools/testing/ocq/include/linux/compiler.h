@@ -11,6 +11,7 @@
 
 #include <ocq_sim.h>
 
+#define fallthrough __attribute__((__fallthrough__))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
 

@@ -34,6 +34,10 @@ static inline void trace_ocq_resume(const struct ib_cq *cq)
 {
 }
 
+static inline void trace_ocq_defer(const struct ib_cq *cq)
+{
+}
+
 static inline void trace_ocq_rescue(const struct ib_cq *cq, unsigned int n)
 {
 }

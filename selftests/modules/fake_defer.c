@@ -1,0 +1,644 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * fake_defer - ocq_test_fake's fake_defer: the deferred re-arm
+ * (&ib_ocq_attr.defer_usecs).  A stream pushed faster than the timer's
+ * period raises far fewer events with it than the same stream without it,
+ * and delivers everything once, in order; once the stream stops, the
+ * timer's polls run out and the CQ ends armed, so that a completion pushed
+ * after idle comes through one event; bad attributes are refused; an OCQ
+ * freed while a deferral is pending goes cleanly.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
+#include <linux/math64.h>
+#include <linux/slab.h>
+#include <linux/string.h>
+#include <linux/wait.h>
+#include <rdma/ib_ocq.h>
+#include <rdma/ib_verbs.h>
+
+#include "ocq_test_compat.h"
+#include "ocq_test_ctx.h"
+#include "fake.h"
+
+/* the timer's period, and the empty polls before the CQ is armed */
+#define FAKE_DFR_USECS 100
+#define FAKE_DFR_POLLS 20
+/* QPs the stream alternates between: flow mode's flows */
+#define FAKE_DFR_QPS 2
+/* requests per QP: more than can be outstanding */
+#define FAKE_DFR_REQS 16
+/* completions the stream keeps outstanding at most, over all QPs */
+#define FAKE_DFR_AHEAD 8
+/* completions of a stream, and of a stream in another poll context */
+#define FAKE_DFR_STREAM 4000
+#define FAKE_DFR_SHORT 1000
+/* the stream's pause between two pushes: well under the timer's period */
+#define FAKE_DFR_GAP_US 20
+/* with the deferred re-arm, at most this fraction of the events without */
+#define FAKE_DFR_RATIO 4
+/* an idle interval: 2000 of the timer's periods */
+#define FAKE_DFR_IDLE_MS 200
+/* teardown cycles, and the completions each pushes before the free */
+#define FAKE_DFR_CYCLES 48
+#define FAKE_DFR_BURST 12
+
+/**
+ * struct fake_dfr - one OCQ and the QPs whose completions it delivers
+ * @ocq: the OCQ
+ * @fcq: its fake CQ
+ * @mode: its mode
+ * @poll_ctx: its poll context
+ * @qps: the QPs; in flow mode each is a flow (its qp_num the flow key)
+ * @reqs: each QP's requests
+ * @pushed: completions pushed (test thread)
+ * @next_pos: the CQ position done() expects next, strict (D)
+ * @delivered: done() calls (A)
+ * @inside: done() calls running now, strict (A)
+ * @failures: failed checks (A)
+ * @reports: failures printed (A)
+ * @freed: ib_ocq_free() returned (A)
+ * @wq: the test waits here for done() calls
+ */
+struct fake_dfr {
+	struct ib_ocq *ocq;
+	struct fake_cq *fcq;
+	enum ib_ocq_mode mode;
+	enum ib_poll_context poll_ctx;
+	struct fake_flow qps[FAKE_DFR_QPS];
+	struct fake_req reqs[FAKE_DFR_QPS][FAKE_DFR_REQS];
+	u64 pushed;
+	u64 next_pos;
+	atomic_long_t delivered;
+	atomic_t inside;
+	atomic_t failures;
+	atomic_t reports;
+	bool freed;
+	wait_queue_head_t wq;
+};
+
+static void fake_dfr_fail(struct fake_dfr *h, const char *what,
+			  const struct fake_req *req)
+{
+	atomic_inc(&h->failures);
+	if (atomic_inc_return(&h->reports) > FAKE_MAX_REPORTS)
+		return;
+	pr_info("# defer: %s: qp %#x seq %u pos %llu\n", what,
+		req->flow->qp.qp_num, req->seq, req->pos);
+}
+
+static bool fake_dfr_check(struct fake_dfr *h, bool ok, const char *what)
+{
+	if (!ok) {
+		atomic_inc(&h->failures);
+		pr_info("# defer: check failed: %s\n", what);
+	}
+	return ok;
+}
+
+/* Once, in its flow's order, strict: in CQ order, one at a time. */
+static void fake_dfr_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
+	struct fake_dfr *h = ib_ocq_private(cq);
+	struct fake_flow *f = req->flow;
+	atomic_t *inside = h->mode == IB_OCQ_FLOW ? &f->inside : &h->inside;
+
+	if (atomic_inc_return(inside) != 1)
+		fake_dfr_fail(h, "done() concurrent", req);
+	if (!ocq_test_in_ctx(h->poll_ctx, false))
+		fake_dfr_fail(h, "done() in the wrong context", req);
+	if (READ_ONCE(h->freed))
+		fake_dfr_fail(h, "done() after free", req);
+	if (atomic_xchg(&req->state, FAKE_FREE) != FAKE_QUEUED)
+		fake_dfr_fail(h, "delivered twice", req);
+	if (req->seq != (u32)atomic_read(&f->completed))
+		fake_dfr_fail(h, "out of flow order", req);
+	if (h->mode != IB_OCQ_FLOW) {
+		if (req->pos != h->next_pos)
+			fake_dfr_fail(h, "out of CQ order", req);
+		h->next_pos = req->pos + 1;
+	}
+	atomic_dec(inside);
+	/* the request is reused after this: pairs with fake_dfr_room() */
+	atomic_inc_return_release(&f->completed);
+	atomic_long_inc(&h->delivered);
+	wake_up(&h->wq);
+}
+
+static void fake_dfr_reset(struct fake_dfr *h, enum ib_ocq_mode mode,
+			   enum ib_poll_context poll_ctx)
+{
+	unsigned int q, i;
+
+	memset(h, 0, sizeof(*h));
+	init_waitqueue_head(&h->wq);
+	h->mode = mode;
+	h->poll_ctx = poll_ctx;
+	for (q = 0; q < FAKE_DFR_QPS; q++) {
+		h->qps[q].qp.qp_num = 0x100 + q;
+		for (i = 0; i < FAKE_DFR_REQS; i++) {
+			h->reqs[q][i].cqe.done = fake_dfr_done;
+			h->reqs[q][i].flow = &h->qps[q];
+		}
+	}
+}
+
+/*
+ * A fresh OCQ: ib_ocq_alloc() for the workqueue context, else
+ * ib_ocq_alloc_cq(); deferred by @usecs (0: not), @polls empty polls.
+ */
+static int fake_dfr_create(struct fake_dfr *h, struct fake_dev *fdev,
+			   const struct fake_scenario *sc, unsigned int usecs,
+			   unsigned int polls)
+{
+	struct ib_ocq_attr attr = {
+		.mode = h->mode,
+		.nr_domains = FAKE_DFR_QPS,
+		.defer_usecs = usecs,
+		.defer_polls = polls,
+	};
+	struct ib_cq *cq;
+
+	fdev->sem = sc->sem;
+	fdev->rnd = fake_seed(6000 + h->mode);
+	fdev->ring = 0;
+	if (h->mode != IB_OCQ_FLOW)
+		attr.nr_domains = 0;
+	if (h->poll_ctx == IB_POLL_WORKQUEUE) {
+		h->ocq = ib_ocq_alloc(&fdev->ibdev, h, fake_params.cqe, 0,
+				      &attr);
+	} else {
+		cq = ib_ocq_alloc_cq(&fdev->ibdev, h, fake_params.cqe, 0,
+				     h->poll_ctx, &attr);
+		h->ocq = IS_ERR(cq) ? ERR_CAST(cq) : ib_cq_to_ocq(cq);
+	}
+	if (IS_ERR(h->ocq)) {
+		int ret = PTR_ERR(h->ocq);
+
+		pr_info("# defer: ib_ocq_alloc: %d\n", ret);
+		h->ocq = NULL;
+		return ret;
+	}
+	h->fcq = to_fake_cq(ib_ocq_cq(h->ocq));
+	return 0;
+}
+
+static void fake_dfr_free(struct fake_dfr *h)
+{
+	if (h->poll_ctx == IB_POLL_WORKQUEUE)
+		ib_ocq_free(h->ocq);
+	else
+		ib_ocq_free_cq(ib_ocq_cq(h->ocq));
+	WRITE_ONCE(h->freed, true);
+	h->ocq = NULL;
+	h->fcq = NULL;
+}
+
+static void fake_dfr_stats(struct fake_dfr *h, struct ib_ocq_stats *s)
+{
+	ib_ocq_get_stats(h->ocq, s);
+}
+
+/* The next push has a request free, and the stream is not too far ahead. */
+static bool fake_dfr_room(struct fake_dfr *h)
+{
+	struct fake_flow *f = &h->qps[h->pushed % FAKE_DFR_QPS];
+
+	/* pairs with atomic_inc_return_release() in fake_dfr_done() */
+	return f->pushed - (u32)atomic_read_acquire(&f->completed) <
+		       FAKE_DFR_REQS &&
+	       h->pushed - atomic_long_read(&h->delivered) < FAKE_DFR_AHEAD;
+}
+
+/* Push the next completion, of the QPs in turn. */
+static void fake_dfr_push(struct fake_dfr *h)
+{
+	struct fake_flow *f = &h->qps[h->pushed % FAKE_DFR_QPS];
+	struct fake_req *req =
+		&h->reqs[h->pushed % FAKE_DFR_QPS][f->pushed % FAKE_DFR_REQS];
+
+	req->seq = f->pushed++;
+	atomic_set(&req->state, FAKE_QUEUED);
+	fake_push_req(h->fcq, &f->qp, req, IB_WC_RECV, &h->failures);
+	h->pushed++;
+}
+
+/* Wait until everything pushed was delivered; false after a stall. */
+static bool fake_dfr_wait_all(struct fake_dfr *h)
+{
+	if (wait_event_timeout(h->wq,
+			       atomic_long_read(&h->delivered) == h->pushed,
+			       msecs_to_jiffies(fake_params.stall_ms)))
+		return true;
+	pr_info("# defer: %ld of %llu delivered, then nothing for %u ms\n",
+		atomic_long_read(&h->delivered), h->pushed,
+		fake_params.stall_ms);
+	return false;
+}
+
+/*
+ * @n completions, one every %FAKE_DFR_GAP_US or so, at most
+ * %FAKE_DFR_AHEAD outstanding; wait until all are delivered.
+ */
+static bool fake_dfr_stream(struct fake_dfr *h, u32 n)
+{
+	unsigned long bound = msecs_to_jiffies(fake_params.stall_ms);
+	u32 i;
+
+	for (i = 0; i < n; i++) {
+		if (!wait_event_timeout(h->wq, fake_dfr_room(h), bound)) {
+			pr_info("# defer: stream stalled after %u pushes, %ld delivered\n",
+				i, atomic_long_read(&h->delivered));
+			return false;
+		}
+		fake_dfr_push(h);
+		usleep_range(FAKE_DFR_GAP_US, 2 * FAKE_DFR_GAP_US);
+	}
+	return fake_dfr_wait_all(h);
+}
+
+static void fake_dfr_print(const char *name, const struct ib_ocq_stats *s)
+{
+	pr_info("# %s: completions %llu events %llu runs %llu empty_runs %llu polls %llu arms %llu defers %llu inlined %llu domain_runs %llu\n",
+		name, s->completions, s->events, s->runs, s->empty_runs,
+		s->polls, s->arms, s->defers, s->inlined, s->domain_runs);
+}
+
+/* Everything pushed was delivered once, in order; the counts agree. */
+static bool fake_dfr_all_ok(struct fake_dfr *h, const struct ib_ocq_stats *s)
+{
+	return fake_dfr_check(h,
+			      atomic_long_read(&h->delivered) == h->pushed &&
+				      s->completions == h->pushed,
+			      "every completion delivered, and counted") &&
+	       fake_dfr_check(h, !h->fcq->overruns, "no CQ overrun") &&
+	       !atomic_read(&h->failures);
+}
+
+/*
+ * The CQ ends armed once the timer's polls are spent, and the timer stops:
+ * over an idle interval of %FAKE_DFR_IDLE_MS (2000 periods) at most
+ * %FAKE_DFR_POLLS timer runs, plus the one a domain's kick may start.
+ */
+static bool fake_dfr_idle(struct fake_dfr *h, const char *name,
+			  const char *when)
+{
+	struct ib_ocq_stats s0, s1;
+	bool armed;
+
+	fake_dfr_stats(h, &s0);
+	msleep(FAKE_DFR_IDLE_MS);
+	fake_dfr_stats(h, &s1);
+	armed = fake_wait_armed(h->fcq, fake_params.stall_ms);
+	pr_info("# %s: %s: %llu runs, %llu deferred, in %u ms idle; the CQ %s\n",
+		name, when, s1.runs - s0.runs, s1.defers - s0.defers,
+		FAKE_DFR_IDLE_MS, armed ? "armed" : "NOT armed");
+	return fake_dfr_check(h, s1.runs - s0.runs <= FAKE_DFR_POLLS + 1,
+			      "at most defer_polls + 1 runs while idle") &&
+	       fake_dfr_check(h, armed, "the CQ ends empty and armed");
+}
+
+/*
+ * After the stream, idle: the timer stops and the CQ is armed; then one
+ * completion raises exactly one event, is deferred after, and the CQ ends
+ * armed again.
+ */
+static bool fake_dfr_after_idle(struct fake_dfr *h, const char *name)
+{
+	struct ib_ocq_stats s0, s1;
+
+	if (!fake_dfr_idle(h, name, "after the stream"))
+		return false;
+	fake_dfr_stats(h, &s0);
+	fake_dfr_push(h);
+	if (!fake_dfr_check(h, fake_dfr_wait_all(h),
+			    "a completion after idle delivered"))
+		return false;
+	if (!fake_dfr_idle(h, name, "after one completion"))
+		return false;
+	fake_dfr_stats(h, &s1);
+	pr_info("# %s: one completion after idle: %llu events, %llu runs, %llu deferred\n",
+		name, s1.events - s0.events, s1.runs - s0.runs,
+		s1.defers - s0.defers);
+	return fake_dfr_check(h, s1.events - s0.events == 1,
+			      "it came through exactly one event") &&
+	       fake_dfr_check(h, s1.defers > s0.defers,
+			      "the run that took it deferred the arm") &&
+	       fake_dfr_all_ok(h, &s1);
+}
+
+/*
+ * (a) and (b) in @mode: the same stream without and with the deferred
+ * re-arm, each on a fresh OCQ.  Events per completion must fall by
+ * %FAKE_DFR_RATIO at least; runs must have been deferred.
+ */
+static void fake_dfr_mode(struct fake_dfr *h, struct fake_dev *fdev,
+			  const struct fake_scenario *sc, enum ib_ocq_mode mode,
+			  struct fake_ktap *k)
+{
+	const char *mname = fake_mode_names[mode];
+	struct ib_ocq_stats plain, dfr;
+	char name[48];
+	bool ok;
+
+	/* without */
+	fake_dfr_reset(h, mode, IB_POLL_WORKQUEUE);
+	snprintf(name, sizeof(name), "%s_no_defer", mname);
+	ok = !fake_dfr_create(h, fdev, sc, 0, 0);
+	if (ok) {
+		ok = fake_dfr_check(h, fake_dfr_stream(h, FAKE_DFR_STREAM),
+				    "stream delivered");
+		fake_dfr_stats(h, &plain);
+		fake_dfr_print(name, &plain);
+		ok = ok && fake_dfr_all_ok(h, &plain) &&
+		     fake_dfr_check(h, !plain.defers, "no defers without it");
+		fake_dfr_free(h);
+	}
+	fake_result(k, ok, name, NULL);
+	if (!ok)
+		return;
+
+	/* with */
+	fake_dfr_reset(h, mode, IB_POLL_WORKQUEUE);
+	snprintf(name, sizeof(name), "%s_defer", mname);
+	ok = !fake_dfr_create(h, fdev, sc, FAKE_DFR_USECS, FAKE_DFR_POLLS);
+	if (!ok) {
+		fake_result(k, false, name, "ib_ocq_alloc() failed");
+		return;
+	}
+	ok = fake_dfr_check(h, fake_dfr_stream(h, FAKE_DFR_STREAM),
+			    "stream delivered");
+	fake_dfr_stats(h, &dfr);
+	fake_dfr_print(name, &dfr);
+	pr_info("# %s: events per 1000 completions: %llu without, %llu with defer_usecs %u\n",
+		name,
+		div64_u64(plain.events * 1000, max(plain.completions, 1ULL)),
+		div64_u64(dfr.events * 1000, max(dfr.completions, 1ULL)),
+		FAKE_DFR_USECS);
+	ok = ok && fake_dfr_all_ok(h, &dfr) &&
+	     fake_dfr_check(h, dfr.defers > 0, "runs were deferred") &&
+	     fake_dfr_check(h, dfr.events * FAKE_DFR_RATIO < plain.events,
+			    "far fewer events than without");
+	fake_result(k, ok, name, NULL);
+
+	snprintf(name, sizeof(name), "%s_defer_armed_after_idle", mname);
+	if (ok)
+		ok = fake_dfr_after_idle(h, name);
+	fake_result(k, ok, name, ok ? NULL : "after a failure or stall");
+	fake_dfr_free(h);
+}
+
+/* A short stream in another poll context: delivered, deferred, armed. */
+static void fake_dfr_ctx(struct fake_dfr *h, struct fake_dev *fdev,
+			 const struct fake_scenario *sc,
+			 enum ib_poll_context poll_ctx, const char *name,
+			 struct fake_ktap *k)
+{
+	struct ib_ocq_stats s;
+	bool ok;
+
+	fake_dfr_reset(h, IB_OCQ_STRICT, poll_ctx);
+	if (fake_dfr_create(h, fdev, sc, FAKE_DFR_USECS, 0)) {
+		fake_result(k, false, name, "ib_ocq_alloc_cq() failed");
+		return;
+	}
+	ok = fake_dfr_check(h, fake_dfr_stream(h, FAKE_DFR_SHORT),
+			    "stream delivered");
+	fake_dfr_stats(h, &s);
+	fake_dfr_print(name, &s);
+	ok = ok && fake_dfr_all_ok(h, &s) &&
+	     fake_dfr_check(h, s.defers > 0, "runs were deferred") &&
+	     fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the CQ ends empty and armed");
+	fake_dfr_free(h);
+	fake_result(k, ok, name, NULL);
+}
+
+/**
+ * struct fake_dfr_attr - a deferred re-arm's attributes, good or bad
+ * @name: subtest name
+ * @mode: &ib_ocq_attr.mode
+ * @flags: &ib_ocq_attr.flags
+ * @usecs: &ib_ocq_attr.defer_usecs
+ * @polls: &ib_ocq_attr.defer_polls
+ * @direct: through ib_ocq_alloc_cq() with %IB_POLL_DIRECT
+ * @ok: the allocation succeeds
+ */
+struct fake_dfr_attr {
+	const char *name;
+	enum ib_ocq_mode mode;
+	unsigned int flags;
+	unsigned int usecs;
+	unsigned int polls;
+	bool direct;
+	bool ok;
+};
+
+static const struct fake_dfr_attr fake_dfr_attrs[] = {
+	{ .name = "bad_defer_postpone",
+	  .flags = IB_OCQ_POSTPONE_ARM,
+	  .usecs = FAKE_DFR_USECS },
+	{ .name = "bad_defer_polls_alone", .polls = 2 },
+	{ .name = "bad_defer_usecs_too_big",
+	  .usecs = IB_OCQ_MAX_DEFER_USECS + 1 },
+	{ .name = "bad_defer_polls_too_big",
+	  .usecs = FAKE_DFR_USECS,
+	  .polls = IB_OCQ_MAX_DEFER_POLLS + 1 },
+	{ .name = "bad_defer_direct", .usecs = FAKE_DFR_USECS, .direct = true },
+	{ .name = "bad_defer_direct_polls_alone", .polls = 2, .direct = true },
+	{ .name = "defer_limits",
+	  .usecs = IB_OCQ_MAX_DEFER_USECS,
+	  .polls = IB_OCQ_MAX_DEFER_POLLS,
+	  .ok = true },
+	{ .name = "defer_flow",
+	  .mode = IB_OCQ_FLOW,
+	  .usecs = 1,
+	  .polls = 1,
+	  .ok = true },
+	{ .name = "defer_parallel",
+	  .mode = IB_OCQ_PARALLEL,
+	  .usecs = FAKE_DFR_USECS,
+	  .ok = true },
+	{ .name = "direct_without_defer", .direct = true, .ok = true },
+};
+
+static void fake_dfr_process(struct ib_cq *cq, struct ib_wc *wc)
+{
+}
+
+/* (c): each of fake_dfr_attrs, -EINVAL or a success, with no warning. */
+static void fake_dfr_attrs_run(struct fake_dev *fdev, struct fake_ktap *k)
+{
+	unsigned int i;
+
+	fdev->sem = 0;
+	fdev->ring = 0;
+	for (i = 0; i < ARRAY_SIZE(fake_dfr_attrs); i++) {
+		const struct fake_dfr_attr *c = &fake_dfr_attrs[i];
+		struct ib_ocq_attr attr = {
+			.mode = c->mode,
+			.flags = c->flags,
+			.defer_usecs = c->usecs,
+			.defer_polls = c->polls,
+		};
+		struct ib_ocq *ocq;
+		struct ib_cq *cq;
+		int ret;
+
+		if (c->mode == IB_OCQ_PARALLEL)
+			attr.process = fake_dfr_process;
+		if (c->direct) {
+			cq = ib_ocq_alloc_cq(&fdev->ibdev, NULL,
+					     fake_params.cqe, 0, IB_POLL_DIRECT,
+					     &attr);
+			ret = PTR_ERR_OR_ZERO(cq);
+			if (!ret)
+				ib_ocq_free_cq(cq);
+		} else {
+			ocq = ib_ocq_alloc(&fdev->ibdev, NULL, fake_params.cqe,
+					   0, &attr);
+			ret = PTR_ERR_OR_ZERO(ocq);
+			if (!ret)
+				ib_ocq_free(ocq);
+		}
+		if (c->ok ? ret : ret != -EINVAL)
+			pr_info("# %s: returned %d, expected %s\n", c->name,
+				ret, c->ok ? "success" : "-EINVAL");
+		fake_result(k, c->ok ? !ret : ret == -EINVAL, c->name, NULL);
+	}
+}
+
+/*
+ * (d): free an OCQ right after a burst, again and again: strict and flow,
+ * the shortest and the longest delay, in each context (ib_ocq_free() in
+ * the workqueue one, ib_ocq_free_cq() in the others), after the burst was
+ * delivered (the deferral is pending: the timer is running) or at once
+ * (the run may still be going).  Nothing
+ * may be delivered once the free returned, and the provider's objects and
+ * the OCQ must be gone (the script checks the plumbing's live count).
+ */
+static void fake_dfr_teardown(struct fake_dfr *h, struct fake_dev *fdev,
+			      const struct fake_scenario *sc,
+			      struct fake_ktap *k)
+{
+	static const enum ib_poll_context ctxs[] = {
+		IB_POLL_WORKQUEUE,
+		IB_POLL_SOFTIRQ,
+		IB_POLL_UNBOUND_WORKQUEUE,
+	};
+	unsigned int i, j, pending = 0, waited = 0;
+	struct ib_ocq_stats s;
+	bool ok = true;
+	long n;
+
+	for (i = 0; i < FAKE_DFR_CYCLES && ok; i++) {
+		enum ib_ocq_mode mode = i % 2 ? IB_OCQ_FLOW : IB_OCQ_STRICT;
+		unsigned int usecs = (i / 2) % 2 ? IB_OCQ_MAX_DEFER_USECS :
+						   FAKE_DFR_USECS;
+		bool wait = (i / 4) % 2;
+		unsigned long flags;
+
+		fake_dfr_reset(h, mode, ctxs[(i / 8) % ARRAY_SIZE(ctxs)]);
+		if (fake_dfr_create(h, fdev, sc, usecs, 0)) {
+			ok = false;
+			break;
+		}
+		for (j = 0; j < FAKE_DFR_BURST; j++)
+			fake_dfr_push(h);
+		if (wait) {
+			waited++;
+			ok = fake_dfr_check(h, fake_dfr_wait_all(h),
+					    "a burst delivered");
+			fake_dfr_stats(h, &s);
+			spin_lock_irqsave(&h->fcq->lock, flags);
+			if (s.defers && !h->fcq->armed)
+				pending++;
+			spin_unlock_irqrestore(&h->fcq->lock, flags);
+		}
+		fake_dfr_free(h);
+		n = atomic_long_read(&h->delivered);
+		/* a timer the free left behind would fire in this */
+		msleep(2 * usecs / USEC_PER_MSEC + 2 * FAKE_POLL_MS);
+		ok = fake_dfr_check(h, atomic_long_read(&h->delivered) == n,
+				    "no done() after the free") &&
+		     fake_dfr_check(h, !atomic_read(&fake_objects),
+				    "the fake CQ is gone") &&
+		     !atomic_read(&h->failures) && ok;
+	}
+	pr_info("# teardown: %u cycles, %u freed after their burst was delivered, %u of them with the arm deferred\n",
+		i, waited, pending);
+	fake_result(k, ok && pending, "teardown_deferred", NULL);
+}
+
+/*
+ * (e): the pool shares a CQ only between callers that ask for the same
+ * deferral: on one vector, with room for all three, two gets without it
+ * share a CQ (the control: the pool does share) and a get with it does
+ * not take that CQ.  The fake device has no max_cqe of its own: it gets
+ * one for this, so that a pooled CQ has room to share.
+ */
+static void fake_dfr_pool(struct fake_dev *fdev, struct fake_ktap *k)
+{
+	struct ib_ocq_attr plain = { .mode = IB_OCQ_FLOW };
+	struct ib_ocq_attr defer = { .mode = IB_OCQ_FLOW, .defer_usecs = 100 };
+	struct ib_device *dev = &fdev->ibdev;
+	int max_cqe = dev->attrs.max_cqe;
+	struct ib_cq *cq[3];
+	bool ok = true;
+	int i;
+
+	dev->attrs.max_cqe = fake_params.cqe;
+	cq[0] = ib_ocq_cq_pool_get(dev, 1, 0, IB_POLL_WORKQUEUE, &plain);
+	cq[1] = ib_ocq_cq_pool_get(dev, 1, 0, IB_POLL_WORKQUEUE, &plain);
+	cq[2] = ib_ocq_cq_pool_get(dev, 1, 0, IB_POLL_WORKQUEUE, &defer);
+	for (i = 0; i < ARRAY_SIZE(cq); i++) {
+		if (IS_ERR(cq[i])) {
+			pr_info("# pool: get %d returned %ld\n", i,
+				PTR_ERR(cq[i]));
+			ok = false;
+		}
+	}
+	if (ok && cq[0] != cq[1]) {
+		pr_info("# pool: two gets without the deferral did not share a CQ\n");
+		ok = false;
+	}
+	if (ok && cq[2] == cq[0]) {
+		pr_info("# pool: a get with the deferral shared a CQ without it\n");
+		ok = false;
+	}
+	for (i = ARRAY_SIZE(cq) - 1; i >= 0; i--)
+		if (!IS_ERR(cq[i]))
+			ib_ocq_cq_pool_put(cq[i], 1);
+	ib_ocq_cq_pool_destroy(dev);
+	dev->attrs.max_cqe = max_cqe;
+	fake_result(k, ok, "pool_keeps_defer_apart", NULL);
+}
+
+/*
+ * fake_defer: the deferred re-arm, strict and flow, against the same
+ * stream without it; other poll contexts; the attributes; teardown with a
+ * deferral pending.  See the top of the file.
+ */
+int fake_run_defer(const struct fake_scenario *sc, struct fake_dev *fdev,
+		   struct fake_ktap *k)
+{
+	struct fake_dfr *h;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
+	fake_dfr_mode(h, fdev, sc, IB_OCQ_STRICT, k);
+	fake_dfr_mode(h, fdev, sc, IB_OCQ_FLOW, k);
+	fake_dfr_ctx(h, fdev, sc, IB_POLL_SOFTIRQ, "softirq_defer", k);
+	fake_dfr_ctx(h, fdev, sc, IB_POLL_UNBOUND_WORKQUEUE, "unbound_defer",
+		     k);
+	fake_dfr_attrs_run(fdev, k);
+	fake_dfr_teardown(h, fdev, sc, k);
+	fake_dfr_pool(fdev, k);
+	kfree(h);
+	return 0;
+}
