@@ -66,6 +66,9 @@ start chunk_size=1048577
 start work_ns=1000001
 start postpone=2
 start postpone=yes
+start defer_us=10001
+start defer_us=100 postpone=1
+start defer_us=100 path=naive
 LIST
 
 # a write longer than a page

@@ -64,6 +64,12 @@ demo_run calls=2000 mix=$MIX chunk_size=4096 path=ocq-flow postpone=1 ||
 	ksft_fail "postpone run failed"
 demo_check_clean || ksft_fail "postpone run not clean"
 echo "# ocq-flow postpone=1: $(demo_rate) calls/s"
+# deferred re-arm: the timer's polls find what events would have signalled
+demo_run calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict defer_us=100 ||
+	ksft_fail "defer_us run failed"
+demo_check_clean || ksft_fail "defer_us run not clean"
+echo "# ocq-strict defer_us=100: $(demo_rate) calls/s," \
+	"$(demo_get events) events for $(demo_get completions) completions"
 demo_run calls=1000 conns=4 mix=null:1,echo:1 path=ocq-parallel work_ns=20000 ||
 	ksft_fail "work_ns run failed"
 demo_check_clean || ksft_fail "work_ns run not clean"

@@ -26,8 +26,8 @@ constexpr std::uint64_t kMaxWeight = 100;
 
 // Every option of "run", for the message about one given to another command.
 const char *const kRunOptions[] = {
-	"conns", "credits", "calls",	"duration", "mix",     "echo-size", "chunk-size",
-	"path",	 "work-ns", "postpone", "json",	    "control", "interval",  "dry-run",
+	"conns",   "credits",  "calls", "duration", "mix",	"echo-size", "chunk-size",  "path",
+	"work-ns", "postpone", "json",	"control",  "interval", "dry-run",   "defer-usecs",
 };
 
 bool isRunOption(const std::string &name)
@@ -208,6 +208,10 @@ Cli::Cli(Options &o)
 		      "default off)")
 		->group(wl)
 		->disable_flag_override();
+	addUint("defer-usecs", 0, 10000, o.deferUsecs,
+		"ocq-* paths: deferred re-arm, poll the drained CQ again after N us instead of "
+		"arming it, 0..10000 (defer_us=N; default 0, off; not with --postpone)")
+		->group(wl);
 
 	const std::string other = "Other options";
 	run->add_option("--json", o.jsonFile,
@@ -492,6 +496,8 @@ std::string Options::startCommand() const
 		s << " work_ns=" << *workNs;
 	if (postpone)
 		s << " postpone=1";
+	if (deferUsecs)
+		s << " defer_us=" << *deferUsecs;
 	return s.str();
 }
 

@@ -71,6 +71,7 @@ public:
 	std::optional<std::string> path;
 	std::optional<unsigned> workNs;
 	bool postpone = false;
+	std::optional<unsigned> deferUsecs;
 
 private:
 	bool fail(const std::string &msg);

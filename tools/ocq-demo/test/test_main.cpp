@@ -130,35 +130,17 @@ TEST(CommandLine, Defaults)
 
 TEST(CommandLine, EveryRunOption)
 {
-	const Options o = parseOk({"run",
-				   "--conns",
-				   "2",
-				   "--credits",
-				   "128",
-				   "--calls",
-				   "1000",
-				   "--duration",
-				   "2.5",
-				   "--mix",
-				   "null:1,echo:3",
-				   "--echo-size",
-				   "4096",
-				   "--chunk-size",
-				   "512",
-				   "--path",
-				   "ocq-parallel",
-				   "--work-ns",
-				   "1000000",
-				   "--postpone",
-				   "--json",
-				   "out.json",
-				   "--control",
-				   "/tmp/ctl",
-				   "--interval",
-				   "250"});
+	const Options o = parseOk({
+		"run",		 "--conns",	 "2",	       "--credits",    "128",
+		"--calls",	 "1000",	 "--duration", "2.5",	       "--mix",
+		"null:1,echo:3", "--echo-size",	 "4096",       "--chunk-size", "512",
+		"--path",	 "ocq-parallel", "--work-ns",  "1000000",      "--postpone",
+		"--defer-usecs", "200",		 "--json",     "out.json",     "--control",
+		"/tmp/ctl",	 "--interval",	 "250",
+	});
 	EXPECT_EQ(o.startCommand(), "start conns=2 credits=128 calls=1000 duration_ms=2500 "
 				    "mix=null:1,echo:3 echo_size=4096 chunk_size=512 "
-				    "path=ocq-parallel work_ns=1000000 postpone=1");
+				    "path=ocq-parallel work_ns=1000000 postpone=1 defer_us=200");
 	EXPECT_EQ(o.jsonFile, "out.json");
 	EXPECT_EQ(o.control, "/tmp/ctl");
 	EXPECT_EQ(o.intervalMs, 250U);
@@ -171,10 +153,11 @@ TEST(CommandLine, EveryRunOptionWithEquals)
 	const Options o = parseOk({"run", "--conns=16", "--credits=1", "--calls=4294967295",
 				   "--duration=.001", "--mix=write:100", "--echo-size=1",
 				   "--chunk-size=1048576", "--path=locked", "--work-ns=0",
-				   "--json=-", "--control=/x", "--interval=60000", "--dry-run"});
+				   "--defer-usecs=10000", "--json=-", "--control=/x",
+				   "--interval=60000", "--dry-run"});
 	EXPECT_EQ(o.startCommand(), "start conns=16 credits=1 calls=4294967295 duration_ms=1 "
 				    "mix=write:100 echo_size=1 chunk_size=1048576 path=locked "
-				    "work_ns=0");
+				    "work_ns=0 defer_us=10000");
 	EXPECT_EQ(o.jsonFile, "-");
 	EXPECT_EQ(o.control, "/x");
 	EXPECT_EQ(o.intervalMs, 60000U);
@@ -245,6 +228,7 @@ TEST(CommandLine, UsageErrors)
 	EXPECT_TRUE(contains(parseError({"run", "--chunk-size", "511"}), "512..1048576"));
 	EXPECT_TRUE(contains(parseError({"run", "--chunk-size", "1048577"}), "512..1048576"));
 	EXPECT_TRUE(contains(parseError({"run", "--work-ns", "1000001"}), "0..1000000"));
+	EXPECT_TRUE(contains(parseError({"run", "--defer-usecs", "10001"}), "0..10000"));
 	EXPECT_TRUE(contains(parseError({"run", "--interval", "5"}), "10..60000"));
 	EXPECT_TRUE(contains(parseError({"run", "--duration", "abc"}), "--duration"));
 	EXPECT_TRUE(contains(parseError({"run", "--path", "fast"}), "unknown path"));
@@ -319,10 +303,10 @@ TEST(CommandLine, BadValuesExit2)
 TEST(CommandLine, HelpDocumentsEverything)
 {
 	const std::string help = usageText();
-	for (const char *opt :
-	     {"--conns", "--credits", "--calls", "--duration", "--mix", "--echo-size",
-	      "--chunk-size", "--path", "--work-ns", "--postpone", "--json", "--control",
-	      "--interval", "--dry-run", "--help", "--version", "interpolated", "Exit status"})
+	for (const char *opt : {"--conns", "--credits", "--calls", "--duration", "--mix",
+				"--echo-size", "--chunk-size", "--path", "--work-ns", "--postpone",
+				"--defer-usecs", "--json", "--control", "--interval", "--dry-run",
+				"--help", "--version", "interpolated", "Exit status"})
 		EXPECT_TRUE(contains(help, opt));
 	for (const auto &p : pathNames())
 		EXPECT_TRUE(contains(help, p));

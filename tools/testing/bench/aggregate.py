@@ -37,6 +37,10 @@ METRICS = [
 COUNTS = ["reorders", "lost", "duplicated", "errors"]
 RATIOS = ["completions_per_s", "ns_per_completion", "events_per_1k", "runs_per_1k"]
 POOL_RATIOS = ["completions_per_s", "p99_us", "shared_per_s", "shared_p99_us"]
+# the best upstream path of a boot, per metric: the highest rate, the lowest cost
+UPSTREAM = ["upstream-wq", "upstream-unbound", "upstream-softirq"]
+BEST = {"completions_per_s": max, "ns_per_completion": min, "events_per_1k": min,
+        "runs_per_1k": min, "p99_us": min}
 # the base of each scenario's ratios, and the order of its paths
 POOL = "rxe_pool"
 POOL_PATHS = ["upstream-pool", "ocq-pool"]
@@ -164,6 +168,18 @@ def paired(runs, base_runs, keys=RATIOS):
     return out
 
 
+def best_upstream(by_path):
+    """{metric: [path, value]}: per metric, the best of the upstream paths present."""
+    best = {}
+    for k, pick in BEST.items():
+        vals = [(by_path[p][k], p) for p in UPSTREAM
+                if p in by_path and by_path[p].get(k) is not None]
+        if vals:
+            v, p = pick(vals)
+            best[k] = [p, v]
+    return best
+
+
 def aggregate(records, paths):
     """{scenario: {path: entry}} for the records of one boot."""
     runs, counted = {}, {}
@@ -202,6 +218,12 @@ def aggregate(records, paths):
                 e["ratio_to_upstream_pool"] = r
             else:
                 e["ratio_to_upstream_wq"] = r
+        if s not in ("fake_floor", POOL):
+            best = best_upstream(res[s])
+            for e in res[s].values():
+                e["best_upstream"] = best
+                e["ratio_to_best_upstream"] = {
+                    k: ratio(e.get(k), best[k][1]) if k in best else None for k in BEST}
     return res
 
 
@@ -253,11 +275,14 @@ def pool_table(title, by_path):
 
 def table(title, scen):
     cols = [("path", 16), ("compl/s", 8), ("[min-max]", 16), ("x base", 6), ("paired", 6),
-            ("ns/compl", 8), ("ev/1k", 6), ("x base", 6), ("runs/1k", 7),
+            ("x best", 6), ("ns/compl", 8), ("ev/1k", 6), ("x base", 6), ("x best", 6),
+            ("runs/1k", 7), ("x best", 6),
             ("empty%", 6), ("arms/1k", 7), ("repoll/1k", 9), ("p50 us", 7),
             ("p99 us", 7), ("reord", 5), ("lost", 4), ("fail", 4)]
     lines = ["x base: ratio of the medians to upstream-wq of the same boot (fake_floor:"
-             " to the floor); paired:",
+             " to the floor); x best:",
+             "to the best upstream path of the boot for that column (highest compl/s,"
+             " lowest ev/1k, runs/1k); paired:",
              "median of the ratios to the base's run of the same repeat; ns/compl: CPU"
              " time of all CPUs per",
              "completion (fake_floor: elapsed time); [min-max] of compl/s over the repeats;",
@@ -273,14 +298,18 @@ def table(title, scen):
         for p, e in by_path.items():
             rk = "ratio_to_floor" if s == "fake_floor" else "ratio_to_upstream_wq"
             r = e.get(rk, {})
+            rb = e.get("ratio_to_best_upstream", {})
             mm = "%s-%s" % (fmt(e["min"].get("completions_per_s"), 0),
                             fmt(e["max"].get("completions_per_s"), 0))
             row = [p, fmt(e.get("completions_per_s"), 0), mm,
                    fmt(r.get("completions_per_s"), 2),
                    fmt(e["paired_ratio"].get("completions_per_s"), 2),
+                   fmt(rb.get("completions_per_s"), 2),
                    fmt(e.get("ns_per_completion"), 0),
                    fmt(e.get("events_per_1k")), fmt(r.get("events_per_1k"), 2),
-                   fmt(e.get("runs_per_1k")), fmt(e.get("empty_runs_pct"), 2),
+                   fmt(rb.get("events_per_1k"), 2),
+                   fmt(e.get("runs_per_1k")), fmt(rb.get("runs_per_1k"), 2),
+                   fmt(e.get("empty_runs_pct"), 2),
                    fmt(e.get("arms_per_1k")), fmt(e.get("repolls_per_1k")),
                    fmt(e.get("p50_us"), 0), fmt(e.get("p99_us"), 0),
                    fmt(e.get("reorders")), fmt(e.get("lost")), fmt(e.get("failed_runs"))]
@@ -304,20 +333,25 @@ def rst_table(title, by_path, base):
     if base == "pool":
         return rst_simple(title, [n for n, _ in POOL_COLS],
                           [pool_row(p, e) for p, e in by_path.items()])
-    head = ["path", "compl/s", "min-max", "x " + base, "paired", "ns/compl", "ev/1k",
-            "x " + base, "runs/1k", "empty %", "p99 us", "reord", "lost"]
+    head = ["path", "compl/s", "min-max", "x " + base, "paired", "x best", "ns/compl",
+            "ev/1k", "x " + base, "x best", "runs/1k", "x best", "empty %", "p99 us", "reord",
+            "lost"]
     rows = []
     rk = "ratio_to_floor" if base == "floor" else "ratio_to_upstream_wq"
     for p, e in by_path.items():
         r = e.get(rk, {})
+        rb = e.get("ratio_to_best_upstream", {})
         rows.append([p, fmt(e.get("completions_per_s"), 0),
                      "%s-%s" % (fmt(e["min"].get("completions_per_s"), 0),
                                 fmt(e["max"].get("completions_per_s"), 0)),
                      fmt(r.get("completions_per_s"), 2),
                      fmt(e["paired_ratio"].get("completions_per_s"), 2),
+                     fmt(rb.get("completions_per_s"), 2),
                      fmt(e.get("ns_per_completion"), 0),
                      fmt(e.get("events_per_1k")), fmt(r.get("events_per_1k"), 2),
-                     fmt(e.get("runs_per_1k")), fmt(e.get("empty_runs_pct"), 2),
+                     fmt(rb.get("events_per_1k"), 2),
+                     fmt(e.get("runs_per_1k")), fmt(rb.get("runs_per_1k"), 2),
+                     fmt(e.get("empty_runs_pct"), 2),
                      fmt(e.get("p99_us"), 0), fmt(e.get("reorders")), fmt(e.get("lost"))])
     return rst_simple(title, head, rows)
 

@@ -5,7 +5,7 @@
 #
 # Usage: [REPEATS=5] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm]
 #        [SCENARIOS="..."] [PATHS="..."] [DURATION=3] [SLOW_WORK_NS=] [HEAVY_WORK_NS=]
-#        [POOL_HEAVY_NS=]
+#        [POOL_HEAVY_NS=] [DEFER_US=]
 #        [FAKE_N=] [FAKE_BUDGET=]
 #        tools/testing/bench/bench.sh [METAPACKAGE]
 #
@@ -39,7 +39,9 @@ QUICK=${QUICK:-0}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}
 BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic'
 
-PATHS=${PATHS:-ocq-strict ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
+PATHS=${PATHS:-ocq-strict ocq-defer ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
+# ocq-defer: ocq-strict with the deferred re-arm, polled again after DEFER_US
+DEFER_US=${DEFER_US:-100}
 SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_bulk rxe_slow_consumer rxe_heavy_flows rxe_pool}
 # CPU burned per completion (rxe_slow_consumer, rxe_heavy_flows): under TCG rxe itself
 # costs some 250 us of CPU per completion, so the work must be of that order to matter
@@ -111,6 +113,7 @@ boot_bench() {
 	SLOW_WORK_NS=$SLOW_WORK_NS
 	HEAVY_WORK_NS=$HEAVY_WORK_NS
 	POOL_HEAVY_NS=$POOL_HEAVY_NS
+	DEFER_US=$DEFER_US
 	FAKE_BUDGET=$FAKE_BUDGET
 	EOF
 	echo "bench /guest-bench.sh $tmo" > "$d/tests.list"

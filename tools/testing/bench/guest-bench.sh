@@ -7,7 +7,9 @@
 # Usage (in the guest, as a test of /init): guest-bench.sh CONF
 # CONF is sourced and sets:
 #   SCENARIOS  names, run in this order within each repeat (fake_floor, rxe_*)
-#   PATHS      the demo's CQ paths, run in this order within each scenario
+#   PATHS      the demo's CQ paths, run in this order within each scenario; also
+#              ocq-defer: ocq-strict with the deferred re-arm (--defer-usecs DEFER_US)
+#   DEFER_US   ocq-defer's defer_usecs
 #   REPEATS    repeats of the whole list
 #   DURATION   seconds per demo run
 #   COUNT_DURATION  seconds per counting run of an upstream path (see below)
@@ -51,10 +53,19 @@ done
 # busy jiffies of all CPUs: user, nice, system, irq, softirq (not idle, iowait, steal)
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 
+# the ocq-demo options of a path: its --path, and ocq-defer's deferred re-arm
+path_args() {
+	case $1 in
+	ocq-defer) echo "--path ocq-strict --defer-usecs $DEFER_US" ;;
+	*) echo "--path $1" ;;
+	esac
+}
+
 # the ocq-demo options of a scenario and path (scenario definitions live here)
 scenario_args() {
 	pp=""
-	case $2 in ocq-*) pp=--postpone ;; esac
+	# a postponed arm never arms by itself: ocq-defer keeps its own
+	case $2 in ocq-defer) ;; ocq-*) pp=--postpone ;; esac
 	case $1 in
 	rxe_steady)        echo "--conns 2 --credits 16 --mix echo:1 --echo-size 64" ;;
 	rxe_bulk)          echo "--conns 2 --credits 16 --mix read:1,write:1 --chunk-size 65536" ;;
@@ -105,6 +116,7 @@ trace_counts() {
 # demo_run SCENARIO PATH REPEAT DURATION COUNT(0|1)
 demo_run() {
 	args=$(scenario_args "$1" "$2") || { say "unknown scenario $1"; return; }
+	args="$args $(path_args "$2")"
 	rm -f /tmp/run.json
 	if [ "$5" = 1 ]; then
 		echo > $T/trace
@@ -112,7 +124,7 @@ demo_run() {
 	fi
 	b0=$(busy)
 	# shellcheck disable=SC2086
-	ocq-demo run $args --path "$2" --duration "$4" --interval 60000 \
+	ocq-demo run $args --duration "$4" --interval 60000 \
 		--json /tmp/run.json > /tmp/run.out 2>&1
 	rc=$?
 	b1=$(busy)

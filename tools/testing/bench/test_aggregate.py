@@ -91,5 +91,42 @@ class Pool(unittest.TestCase):
         self.assertIn("light/s", rst)
 
 
+class BestUpstream(unittest.TestCase):
+    """Ratios to the best upstream path of the boot: the highest rate, the fewest events."""
+
+    def setUp(self):
+        recs = []
+        for rep in range(3):
+            for p, n in (("upstream-wq", 1000), ("upstream-unbound", 2000),
+                         ("upstream-softirq", 500), ("ocq-strict", 1500)):
+                recs.append(rec(p, rep, 0, n))
+        # the upstream paths' counters come from one traced run each
+        for p, ev in (("upstream-wq", 800), ("upstream-unbound", 400),
+                      ("upstream-softirq", 600)):
+            recs.append({"scenario": "rxe_steady", "path": p, "repeat": 0,
+                         "count": {"events": ev, "runs": 10, "runs_rescheduled": 0,
+                                   "empty_runs": 0, "overrun": 0},
+                         "demo": {"completions": 1000}})
+        self.res = aggregate.aggregate(recs, ["upstream-wq", "upstream-unbound",
+                                              "upstream-softirq", "ocq-strict"])
+        self.e = self.res["rxe_steady"]["ocq-strict"]
+
+    def test_best_rate_is_the_highest(self):
+        self.assertEqual(self.e["best_upstream"]["completions_per_s"][0], "upstream-unbound")
+        self.assertAlmostEqual(self.e["ratio_to_best_upstream"]["completions_per_s"], 0.75)
+        self.assertAlmostEqual(self.e["ratio_to_upstream_wq"]["completions_per_s"], 1.5)
+
+    def test_best_events_are_the_fewest(self):
+        self.assertEqual(self.e["best_upstream"]["events_per_1k"], ["upstream-unbound", 400.0])
+        # ocq-strict's own counters: 10 events per 1500 completions
+        self.assertAlmostEqual(self.e["ratio_to_best_upstream"]["events_per_1k"],
+                               (10000 / 1500) / 400)
+
+    def test_table_has_the_columns(self):
+        head = [x for x in aggregate.table("k:", self.res).splitlines()
+                if x.startswith("path")][0]
+        self.assertEqual(head.split().count("best"), 3)
+
+
 if __name__ == "__main__":
     unittest.main()

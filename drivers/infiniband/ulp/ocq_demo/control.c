@@ -45,6 +45,7 @@ enum od_key {
 	OD_K_PATH,
 	OD_K_WORK,
 	OD_K_POSTPONE,
+	OD_K_DEFER,
 	OD_NR_KEYS,
 };
 
@@ -54,6 +55,7 @@ static const char *const od_key_names[OD_NR_KEYS] = {
 	[OD_K_MIX] = "mix",	     [OD_K_ECHO] = "echo_size",
 	[OD_K_CHUNK] = "chunk_size", [OD_K_PATH] = "path",
 	[OD_K_WORK] = "work_ns",     [OD_K_POSTPONE] = "postpone",
+	[OD_K_DEFER] = "defer_us",
 };
 
 /* A refused command: its reason. */
@@ -196,6 +198,9 @@ static int od_parse_key(enum od_key k, char *val, struct od_params *p,
 		if (!ret)
 			p->postpone = b;
 		return ret;
+	case OD_K_DEFER:
+		return od_parse_u32(key, val, 0, IB_OCQ_MAX_DEFER_USECS,
+				    &p->defer_us, r);
 	default:
 		return od_refuse(r, "internal: key %d", k);
 	}
@@ -245,6 +250,12 @@ static int od_parse_start(char *args, struct od_params *p, struct od_refusal *r)
 	}
 	if (!p->calls && !p->duration_ms)
 		return od_refuse(r, "calls and duration_ms are both 0");
+	/* a postponed arm never arms by itself: nothing to defer */
+	if (p->defer_us && p->postpone)
+		return od_refuse(r,
+				 "defer_us and postpone=1 exclude each other");
+	if (p->defer_us && p->path > OD_OCQ_PARALLEL)
+		return od_refuse(r, "defer_us: only on the ocq-* paths");
 	return 0;
 }
 

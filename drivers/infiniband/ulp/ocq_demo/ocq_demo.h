@@ -113,6 +113,7 @@ enum od_state {
  * @path: completion path
  * @work_ns: CPU burned per completion
  * @postpone: ocq paths: postponed arm with explicit resume
+ * @defer_us: ocq paths: deferred re-arm, &ib_ocq_attr.defer_usecs (0: off)
  */
 struct od_params {
 	u32 conns;
@@ -125,6 +126,7 @@ struct od_params {
 	enum od_path path;
 	u32 work_ns;
 	bool postpone;
+	u32 defer_us;
 };
 
 /*

@@ -245,6 +245,7 @@ static int od_cq_create_ocq(struct od_cq *dcq, struct ib_device *dev,
 		.mode = modes[dcq->path],
 		.policy = IB_ARM_AUTO,
 		.flags = dcq->run->p.postpone ? IB_OCQ_POSTPONE_ARM : 0,
+		.defer_usecs = dcq->run->p.defer_us,
 	};
 
 	if (dcq->path == OD_OCQ_PARALLEL)
