@@ -468,6 +468,12 @@ bool Options::parse(const std::vector<std::string> &args)
 		return fail("no command given (run, stop, status)");
 	if (command_ == Command::kRun && calls.value_or(1) == 0 && durationMs.value_or(1) == 0)
 		return fail("--calls 0 and --duration 0: the run would never end");
+	// the module refuses these too; saying so here makes them usage errors
+	if (deferUsecs.value_or(0) && postpone)
+		return fail("--postpone and --defer-usecs exclude each other (a postponed arm "
+			    "waits for the ULP, a deferred one for a timer)");
+	if (deferUsecs.value_or(0) && path && !isOcqPath(*path))
+		return fail("--defer-usecs is only for the ocq-* paths, not " + *path);
 	return true;
 }
 

@@ -131,16 +131,20 @@ TEST(CommandLine, Defaults)
 TEST(CommandLine, EveryRunOption)
 {
 	const Options o = parseOk({
-		"run",		 "--conns",	 "2",	       "--credits",    "128",
-		"--calls",	 "1000",	 "--duration", "2.5",	       "--mix",
-		"null:1,echo:3", "--echo-size",	 "4096",       "--chunk-size", "512",
-		"--path",	 "ocq-parallel", "--work-ns",  "1000000",      "--postpone",
-		"--defer-usecs", "200",		 "--json",     "out.json",     "--control",
-		"/tmp/ctl",	 "--interval",	 "250",
+		"run",	      "--conns",      "2",	"--credits", "128",	      "--calls",
+		"1000",	      "--duration",   "2.5",	"--mix",     "null:1,echo:3", "--echo-size",
+		"4096",	      "--chunk-size", "512",	"--path",    "ocq-parallel",  "--work-ns",
+		"1000000",    "--postpone",   "--json", "out.json",  "--control",     "/tmp/ctl",
+		"--interval", "250",
 	});
 	EXPECT_EQ(o.startCommand(), "start conns=2 credits=128 calls=1000 duration_ms=2500 "
 				    "mix=null:1,echo:3 echo_size=4096 chunk_size=512 "
-				    "path=ocq-parallel work_ns=1000000 postpone=1 defer_us=200");
+				    "path=ocq-parallel work_ns=1000000 postpone=1");
+	// --defer-usecs excludes --postpone (BadValuesExit2)
+	EXPECT_EQ(parseOk({"run", "--path", "ocq-parallel", "--defer-usecs", "200"}).startCommand(),
+		  "start path=ocq-parallel defer_us=200");
+	EXPECT_EQ(parseOk({"run", "--postpone", "--defer-usecs", "0"}).startCommand(),
+		  "start postpone=1 defer_us=0");
 	EXPECT_EQ(o.jsonFile, "out.json");
 	EXPECT_EQ(o.control, "/tmp/ctl");
 	EXPECT_EQ(o.intervalMs, 250U);
@@ -152,11 +156,11 @@ TEST(CommandLine, EveryRunOptionWithEquals)
 {
 	const Options o = parseOk({"run", "--conns=16", "--credits=1", "--calls=4294967295",
 				   "--duration=.001", "--mix=write:100", "--echo-size=1",
-				   "--chunk-size=1048576", "--path=locked", "--work-ns=0",
+				   "--chunk-size=1048576", "--path=ocq-strict", "--work-ns=0",
 				   "--defer-usecs=10000", "--json=-", "--control=/x",
 				   "--interval=60000", "--dry-run"});
 	EXPECT_EQ(o.startCommand(), "start conns=16 credits=1 calls=4294967295 duration_ms=1 "
-				    "mix=write:100 echo_size=1 chunk_size=1048576 path=locked "
+				    "mix=write:100 echo_size=1 chunk_size=1048576 path=ocq-strict "
 				    "work_ns=0 defer_us=10000");
 	EXPECT_EQ(o.jsonFile, "-");
 	EXPECT_EQ(o.control, "/x");
@@ -290,6 +294,10 @@ TEST(CommandLine, BadValuesExit2)
 		{{}, "no command given (run, stop, status)"},
 		{{"run", "--calls=0", "--duration=0"},
 		 "--calls 0 and --duration 0: the run would never end"},
+		{{"run", "--postpone", "--defer-usecs", "100"},
+		 "--postpone and --defer-usecs exclude each other"},
+		{{"run", "--defer-usecs=1", "--path=upstream-wq"},
+		 "--defer-usecs is only for the ocq-* paths, not upstream-wq"},
 	};
 	for (const auto &b : bad) {
 		std::string all;

@@ -151,7 +151,7 @@ int od_cconn_setup(struct od_cconn *c)
 void od_cconn_qp_caps(struct od_cconn *c, struct ib_qp_cap *cap)
 {
 	cap->max_send_wr = od_qp_send_wr(od_cli_depth(&c->run->p));
-	cap->max_recv_wr = c->nrecv;
+	cap->max_recv_wr = od_qp_recv_wr(c->nrecv);
 	cap->max_send_sge = 1;
 	cap->max_recv_sge = 1;
 }

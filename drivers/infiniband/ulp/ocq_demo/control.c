@@ -254,7 +254,7 @@ static int od_parse_start(char *args, struct od_params *p, struct od_refusal *r)
 	if (p->defer_us && p->postpone)
 		return od_refuse(r,
 				 "defer_us and postpone=1 exclude each other");
-	if (p->defer_us && p->path > OD_OCQ_PARALLEL)
+	if (p->defer_us && !od_path_is_ocq(p->path))
 		return od_refuse(r, "defer_us: only on the ocq-* paths");
 	return 0;
 }

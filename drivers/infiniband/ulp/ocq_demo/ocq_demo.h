@@ -85,6 +85,13 @@ enum od_path {
 	OD_NR_PATHS,
 };
 
+/* Whether @path runs on an ordered CQ (the ocq-* paths). */
+static inline bool od_path_is_ocq(enum od_path path)
+{
+	return path == OD_OCQ_STRICT || path == OD_OCQ_FLOW ||
+	       path == OD_OCQ_PARALLEL;
+}
+
 enum od_proc {
 	OD_NULL,
 	OD_ECHO,
@@ -689,6 +696,16 @@ static inline bool od_check(const void *buf, u32 len, u32 seed)
 static inline u32 od_qp_send_wr(u32 depth)
 {
 	return depth + 1;
+}
+
+/*
+ * The QP's receive queue for @nrecv posted receives, plus the drain:
+ * ib_drain_rq() posts one more receive, which a full queue refuses
+ * (-ENOMEM, and a WARN), e.g. on rxe when @nrecv + 1 is a power of two.
+ */
+static inline u32 od_qp_recv_wr(u32 nrecv)
+{
+	return nrecv + 1;
 }
 
 #endif /* _OCQ_DEMO_H */

@@ -144,7 +144,7 @@ int od_sconn_setup(struct od_sconn *s)
 void od_sconn_qp_caps(struct od_sconn *s, struct ib_qp_cap *cap)
 {
 	cap->max_send_wr = od_qp_send_wr(od_srv_depth(&s->run->p));
-	cap->max_recv_wr = s->nrecv;
+	cap->max_recv_wr = od_qp_recv_wr(s->nrecv);
 	cap->max_send_sge = 1;
 	cap->max_recv_sge = 1;
 }
