@@ -35,12 +35,12 @@ METRICS = [
 ]
 # per-run counts: summed over the repeats (any nonzero value matters)
 COUNTS = ["reorders", "lost", "duplicated", "errors"]
-RATIOS = ["completions_per_s", "ns_per_completion", "events_per_1k", "runs_per_1k"]
+RATIOS = ["completions_per_s", "ns_per_completion", "events_per_1k", "runs_per_1k", "p50_us"]
 POOL_RATIOS = ["completions_per_s", "p99_us", "shared_per_s", "shared_p99_us"]
 # the best upstream path of a boot, per metric: the highest rate, the lowest cost
 UPSTREAM = ["upstream-wq", "upstream-unbound", "upstream-softirq"]
 BEST = {"completions_per_s": max, "ns_per_completion": min, "events_per_1k": min,
-        "runs_per_1k": min, "p99_us": min}
+        "runs_per_1k": min, "p50_us": min, "p99_us": min}
 # the base of each scenario's ratios, and the order of its paths
 POOL = "rxe_pool"
 POOL_PATHS = ["upstream-pool", "ocq-pool"]
@@ -277,12 +277,12 @@ def table(title, scen):
     cols = [("path", 16), ("compl/s", 8), ("[min-max]", 16), ("x base", 6), ("paired", 6),
             ("x best", 6), ("ns/compl", 8), ("ev/1k", 6), ("x base", 6), ("x best", 6),
             ("runs/1k", 7), ("x best", 6),
-            ("empty%", 6), ("arms/1k", 7), ("repoll/1k", 9), ("p50 us", 7),
+            ("empty%", 6), ("arms/1k", 7), ("repoll/1k", 9), ("p50 us", 7), ("x base", 6),
             ("p99 us", 7), ("reord", 5), ("lost", 4), ("fail", 4)]
     lines = ["x base: ratio of the medians to upstream-wq of the same boot (fake_floor:"
              " to the floor); x best:",
              "to the best upstream path of the boot for that column (highest compl/s,"
-             " lowest ev/1k, runs/1k); paired:",
+             " lowest ev/1k, runs/1k); x base after p50: its ratio to upstream-wq's; paired:",
              "median of the ratios to the base's run of the same repeat; ns/compl: CPU"
              " time of all CPUs per",
              "completion (fake_floor: elapsed time); [min-max] of compl/s over the repeats;",
@@ -311,7 +311,7 @@ def table(title, scen):
                    fmt(e.get("runs_per_1k")), fmt(rb.get("runs_per_1k"), 2),
                    fmt(e.get("empty_runs_pct"), 2),
                    fmt(e.get("arms_per_1k")), fmt(e.get("repolls_per_1k")),
-                   fmt(e.get("p50_us"), 0), fmt(e.get("p99_us"), 0),
+                   fmt(e.get("p50_us"), 0), fmt(r.get("p50_us"), 2), fmt(e.get("p99_us"), 0),
                    fmt(e.get("reorders")), fmt(e.get("lost")), fmt(e.get("failed_runs"))]
             lines.append(" ".join(str(v).rjust(w) if i else str(v).ljust(w)
                                   for i, (v, (_, w)) in enumerate(zip(row, cols))))
@@ -334,8 +334,8 @@ def rst_table(title, by_path, base):
         return rst_simple(title, [n for n, _ in POOL_COLS],
                           [pool_row(p, e) for p, e in by_path.items()])
     head = ["path", "compl/s", "min-max", "x " + base, "paired", "x best", "ns/compl",
-            "ev/1k", "x " + base, "x best", "runs/1k", "x best", "empty %", "p99 us", "reord",
-            "lost"]
+            "ev/1k", "x " + base, "x best", "runs/1k", "x best", "empty %", "p50 us",
+            "x " + base, "p99 us", "reord", "lost"]
     rows = []
     rk = "ratio_to_floor" if base == "floor" else "ratio_to_upstream_wq"
     for p, e in by_path.items():
@@ -352,6 +352,7 @@ def rst_table(title, by_path, base):
                      fmt(rb.get("events_per_1k"), 2),
                      fmt(e.get("runs_per_1k")), fmt(rb.get("runs_per_1k"), 2),
                      fmt(e.get("empty_runs_pct"), 2),
+                     fmt(e.get("p50_us"), 0), fmt(r.get("p50_us"), 2),
                      fmt(e.get("p99_us"), 0), fmt(e.get("reorders")), fmt(e.get("lost"))])
     return rst_simple(title, head, rows)
 

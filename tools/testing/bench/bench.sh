@@ -42,7 +42,7 @@ BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcoun
 PATHS=${PATHS:-ocq-strict ocq-defer ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
 # ocq-defer: ocq-strict with the deferred re-arm, polled again after DEFER_US
 DEFER_US=${DEFER_US:-100}
-SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_bulk rxe_slow_consumer rxe_heavy_flows rxe_pool}
+SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_latency rxe_bulk rxe_slow_consumer rxe_heavy_flows rxe_pool}
 # CPU burned per completion (rxe_slow_consumer, rxe_heavy_flows): under TCG rxe itself
 # costs some 250 us of CPU per completion, so the work must be of that order to matter
 SLOW_WORK_NS=${SLOW_WORK_NS:-100000}

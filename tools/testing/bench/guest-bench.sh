@@ -68,6 +68,8 @@ scenario_args() {
 	case $2 in ocq-defer) ;; ocq-*) pp=--postpone ;; esac
 	case $1 in
 	rxe_steady)        echo "--conns 2 --credits 16 --mix echo:1 --echo-size 64" ;;
+	# one call in flight: each completion waits for its event (or the timer)
+	rxe_latency)       echo "--conns 1 --credits 1 --mix echo:1 --echo-size 64" ;;
 	rxe_bulk)          echo "--conns 2 --credits 16 --mix read:1,write:1 --chunk-size 65536" ;;
 	rxe_slow_consumer) echo "--conns 2 --credits 64 --mix echo:1 --echo-size 64 --work-ns $SLOW_WORK_NS $pp" ;;
 	rxe_heavy_flows)   echo "--conns 4 --credits 16 --mix echo:1 --echo-size 64 --work-ns $HEAVY_WORK_NS" ;;
