@@ -1156,7 +1156,9 @@ void ocq_engine_resume(struct ocq_engine *e)
  * A pause (ib_ocq_pause() or a postponed arm) that lasted a whole tick,
  * with no pause since the previous tick, ends: the engine resumes as if
  * ocq_engine_resume() had been called.  So a pause the ULP never ends, or
- * one that ib_drain_qp() waits behind, lasts two ticks at most.
+ * one that ib_drain_qp() waits behind, lasts two ticks at most.  A resume
+ * and a new pause that land between the tick's look and its resume are
+ * ended with the old pause (design.rst, the pause lease).
  *
  * Context: process context; never concurrently with itself.
  * Return: true while the engine is still paused: tick again later.

@@ -164,6 +164,16 @@ void sim_engine_watchdog(struct ocq_engine *e)
 	ocq_engine_watchdog(e);
 }
 
+int sim_engine_lease(struct ocq_engine *e)
+{
+	return ocq_engine_lease(e);
+}
+
+unsigned long sim_engine_lease_resumes(const struct ocq_engine *e)
+{
+	return e->lease_resumes;
+}
+
 /*
  * Each slot of each flow ring and of the reorder ring (its completion, not
  * the shimmed @processed), and the poll batch, which the next CQ run

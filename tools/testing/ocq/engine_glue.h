@@ -70,6 +70,10 @@ void sim_engine_resume(struct ocq_engine *e);
 void sim_engine_disable(struct ocq_engine *e);
 void sim_engine_destroy(struct ocq_engine *e);
 void sim_engine_watchdog(struct ocq_engine *e);
+/* ocq_engine_lease(): true while still paused */
+int sim_engine_lease(struct ocq_engine *e);
+/* the pauses the lease ended (@lease_resumes) */
+unsigned long sim_engine_lease_resumes(const struct ocq_engine *e);
 /* the plain memory the engine hands between contexts, for the race check */
 void sim_engine_watch(const struct ocq_engine *e,
 		      void (*watch)(const void *p, unsigned long n, const char *name));

@@ -25,6 +25,9 @@ enum {
 	MM_CH_RCU = 1003,
 	MM_CH_TIMER = 1004,	 /* hrtimer_start() before its callback */
 	MM_CH_TIMER_DONE = 1005, /* the callback's end before hrtimer_cancel() */
+	MM_CH_LEASE = 1006,	 /* the ULP's resume before the lease's next
+				  * tick: time (pause_ms), not the host's
+				  * synchronisation */
 	MM_CH_DONE = 2000
 };
 void mm_release(int ch);

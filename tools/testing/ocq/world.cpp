@@ -116,6 +116,9 @@ const ModeInfo modes[] = {
 	{"defer-teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 2},
 	{"defer-teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 2},
 	{"defer-flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 2},
+	{"lease", SIM_STRICT, 2, 0, 0, 0, 5, 0, 0, 0, 0},
+	{"lease-postpone", SIM_STRICT, 2, 0, 0, 1, 6, 0, 0, 0, 0},
+	{"lease-race", SIM_STRICT, 2, 0, 0, 0, 7, 0, 0, 0, 0},
 };
 
 } // namespace
@@ -263,13 +266,15 @@ void World::add_contexts()
 	if (mi_.ulp == 3)
 		sched_.add(
 			"ulp", [this] { pauser(); }, [this] { return paused_in_done_; }, false);
-	else if (mi_.ulp == 1 || mi_.ulp == 2)
+	else if (mi_.ulp == 1 || mi_.ulp == 2 || mi_.ulp >= 5)
 		sched_.add("ulp", [this] { pauser(); });
 	else if (mi_.ulp == 4)
 		sched_.add(
 			"ulp", [this] { pauser(); }, [this] { return quiet(); }, false);
 	if (watchdog_ctx_)
 		sched_.add("watchdog", [this] { watchdog(); });
+	if (mi_.ulp >= 5)
+		sched_.add("lease", [this] { lease(); });
 	if (mi_.defer)
 		sched_.add(
 			"timer", [this] { timer(); }, [this] { return timer_ready(); });
@@ -358,6 +363,14 @@ void World::producer()
 				[this] { return deferral_over(); }, true);
 		if (mi_.defer && timer_pending_)
 			deferred_pushes_++;
+		/*
+		 * lease-postpone: the last completion lands after the ULP's
+		 * resume, so that the CQ run can pause again before tick 2
+		 */
+		if (mi_.ulp == 6 && i == pushes_ - 1)
+			sched_.wait(
+				"hca: wait for the ULP's resume", [this] { return lease_resumed_; },
+				false);
 		prov_->push(wc);
 		/* slot reuse: the rest once done() sleeps (below) */
 		if (mi_.wait_next == 3 && i == OCQ_SIM_FIRST_BURST - 1)
@@ -564,7 +577,40 @@ void World::pauser()
 		last_resume_events_ = handler_calls_;
 		sim_engine_resume(engine_);
 		break;
+	case 5:
+	case 6:
+	case 7:
+		lease_ulp(mi_.ulp != 6);
+		break;
 	}
+}
+
+/*
+ * The ULP under the lease: it pauses (@pauses; else, with
+ * IB_OCQ_POSTPONE_ARM, the CQ run pauses itself), resumes after the lease's
+ * first tick, pauses again (@pauses), and resumes once more, its last act,
+ * after the lease's last tick.
+ */
+void World::lease_ulp(bool pauses)
+{
+	if (pauses)
+		sim_engine_pause(engine_);
+	sched_.wait(
+		"ulp: wait for the lease's first tick", [this] { return lease_ticks_ >= 1; },
+		false);
+	sim_engine_resume(engine_);
+	mm_release(MM_CH_LEASE);
+	lease_resumed_ = true;
+	if (pauses)
+		sim_engine_pause(engine_);
+	lease_paused_again_ = pauses;
+	/* lease-postpone: the completions may wait for the last resume */
+	sched_.wait(
+		"ulp: wait for the lease's last tick",
+		[this, pauses] { return lease_done_ && (pauses || quiet()); }, false);
+	mm_acquire(MM_CH_ULP);
+	last_resume_events_ = handler_calls_;
+	sim_engine_resume(engine_);
 }
 
 /*
@@ -600,6 +646,60 @@ void World::watchdog()
 			[this] { return !units_[0].queued && !units_[0].running; }, false);
 	}
 	watchdog_done_ = true;
+}
+
+/*
+ * The pause lease's delayed work (ops->lease): three ticks, never two at
+ * once.  The ULP resumes after the first tick and may pause again (or, with
+ * IB_OCQ_POSTPONE_ARM, the CQ run pauses); the second tick comes after that
+ * resume (MM_CH_LEASE, a timing assumption: the ticks are pause_ms apart,
+ * not ordered by the kernel's memory model), so every pause it can see was
+ * set after the first tick ended.  Ending one would end a pause younger
+ * than a tick: the epoch that ocq_lease_renew() bumps before the pause is
+ * set, and that the tick reads after its acquire of the gate, forbids it.
+ * The third tick may end a pause the second saw (coverage).  Time is not
+ * modelled: a tick is a point the scheduler picks; the second waits for a
+ * pause to look at (or for the end: nothing more will pause).  In
+ * lease-race it does not wait: it may land while the ULP resumes and
+ * pauses again, and may then end the first pause, not the second.
+ */
+void World::lease()
+{
+	lease_tick(1);
+	if (mi_.ulp != 7) { /* lease-race: the second tick at any time */
+		sched_.wait(
+			"lease: wait for the ULP's resume, and a pause",
+			[this] {
+				return lease_resumed_ && (sim_engine_paused(engine_) || quiet());
+			},
+			false);
+		mm_acquire(MM_CH_LEASE);
+	}
+	lease_tick(2);
+	lease_tick(3);
+	lease_done_ = true;
+}
+
+void World::lease_tick(int tick)
+{
+	unsigned long before = sim_engine_lease_resumes(engine_);
+
+	step("lease tick");
+	sim_engine_lease(engine_);
+	if (sim_engine_lease_resumes(engine_) != before) {
+		/*
+		 * lease-race: the second tick may end the first pause, but not
+		 * the one the ULP set, after tick 1, before this tick's resume
+		 * (which is then no longer in force)
+		 */
+		if (tick == 2 &&
+		    (mi_.ulp != 7 || (lease_paused_again_ && !sim_engine_paused(engine_))))
+			fail("lease: tick 2 ended a pause set after tick 1 ended: a "
+			     "pause must last a whole tick");
+		else
+			lease_resumes_++;
+	}
+	lease_ticks_ = tick;
 }
 
 /*
@@ -1090,6 +1190,7 @@ Outcome World::run()
 	o.deferred_pushes = deferred_pushes_;
 	o.torn_deferred = torn_deferred_;
 	o.paused_deferred = paused_deferred_;
+	o.lease_resumes = lease_resumes_;
 	return o;
 }
 

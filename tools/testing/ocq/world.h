@@ -53,7 +53,10 @@ struct ModeInfo {
 	bool postpone;		// IB_OCQ_POSTPONE_ARM
 	int ulp;		// 0: none, 1: pause+resume, 2: resume twice,
 				// 3: done() pauses, the ULP resumes,
-				// 4: done() of the first completion resumes
+				// 4: done() of the first completion resumes,
+				// 5: pause, resume, pause under the lease,
+				// 6: "arm now" under the lease (postpone),
+				// 7: 5 with the second tick at any time
 	bool teardown;
 	bool pattern1;		// no engine: seed 004's loop, serialized
 	int wait_next;		// 1: process() of seq 0 waits for seq 1's;
@@ -95,6 +98,7 @@ struct Outcome {
 				  // deferred (the timer pending)
 	bool torn_deferred = false; // teardown began with the timer pending
 	bool paused_deferred = false; // the ULP paused with the timer pending
+	long lease_resumes = 0;	// pauses the lease's third tick ended
 };
 
 class World {
@@ -165,6 +169,9 @@ private:
 	bool work_ready(const Unit &u) const;
 	void pauser();
 	void watchdog();
+	void lease_ulp(bool pauses);
+	void lease();
+	void lease_tick(int tick);
 	void timer();
 	bool timer_ready() const;
 	bool timer_stuck() const;
@@ -192,7 +199,7 @@ private:
 	} dev_ = {};
 	struct ib_cq cq_ = {};
 	struct ib_qp qps_[2] = {};
-		struct ocq_engine *engine_ = nullptr;
+	struct ocq_engine *engine_ = nullptr;
 	std::vector<Completion> comps_;
 	std::vector<Unit> units_;
 	int pushes_ = 0;
@@ -216,8 +223,8 @@ private:
 	bool watchdog_done_ = false;
 	int spurious_left_ = 0;		// spurious callback contexts running
 	bool paused_in_done_ = false;
-	bool resumed_ = false;
-	long hol_ = 0;
+	bool resumed_ = false;		// the ULP resumed after done() paused
+	long hol_ = 0;			// done() calls while the CQ holds one
 	long inline_hol_ = 0;		// flow-hol: CQ run's done() calls since its poll
 	bool claims_failed_ = false;
 	int payload_[80] = {};		// per seq: the poller's copy (weak memory)
@@ -226,7 +233,13 @@ private:
 	int last_poller_ = -1;		// cq_hops: the context of the last poll
 	long hops_ = 0;			// cq_hops: see Outcome::hops
 	int result_[80] = {};		// per seq: what process() wrote
-	long last_resume_events_ = -1;	// handler calls at the ULP's last resume			// done() calls while the CQ holds one		// the ULP resumed after done() paused
+	long last_resume_events_ = -1;	// handler calls at the ULP's last resume
+	// the pause lease's ticks (ulp 5 and 6), a context of its own
+	int lease_ticks_ = 0;		// ticks ended
+	bool lease_resumed_ = false;	// the ULP's resume that follows tick 1
+	bool lease_done_ = false;	// the last tick ended
+	bool lease_paused_again_ = false; // the ULP's second pause returned
+	long lease_resumes_ = 0;	// see Outcome::lease_resumes
 	// the deferred re-arm's hrtimer (ops->defer), a context of its own
 	bool timer_pending_ = false;	// started, not fired nor cancelled
 	bool timer_running_ = false;	// its callback runs (queues the CQ unit)

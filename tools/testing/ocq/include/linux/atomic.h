@@ -105,6 +105,17 @@ static inline bool atomic_try_cmpxchg(atomic_t *v, int *old, int val)
 	__ocq_step("atomic_fetch_andnot_relaxed",			\
 		   __ocq_rmw(v, OCQ_MM_AND, ~(i), OCQ_MM_RELAXED))
 
+static inline int atomic_cmpxchg_relaxed(atomic_t *v, int old, int val)
+{
+	unsigned long cur = (unsigned int)old;
+
+	ocq_sim_point("atomic_cmpxchg_relaxed");
+	ocq_mm_cmpxchg(&v->counter, 4, &cur, (unsigned int)val,
+		       OCQ_MM_RELAXED);
+	ocq_sim_value((int)cur);
+	return (int)cur;
+}
+
 static inline bool atomic_try_cmpxchg_relaxed(atomic_t *v, int *old, int val)
 {
 	unsigned long cur = (unsigned int)*old;
