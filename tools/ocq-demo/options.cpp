@@ -23,11 +23,12 @@ namespace {
 constexpr std::uint64_t kMaxDurationMs = 3600ULL * 1000; // one hour
 constexpr std::uint64_t kMaxCalls = 4294967295ULL;
 constexpr std::uint64_t kMaxWeight = 100;
+constexpr std::uint64_t kMaxRate = 1000000;
 
 // Every option of "run", for the message about one given to another command.
 const char *const kRunOptions[] = {
 	"conns",   "credits",  "calls", "duration", "mix",	"echo-size", "chunk-size",  "path",
-	"work-ns", "postpone", "json",	"control",  "interval", "dry-run",   "defer-usecs",
+	"work-ns", "postpone", "json",	"control",  "interval", "dry-run",   "defer-usecs", "rate",
 };
 
 bool isRunOption(const std::string &name)
@@ -211,6 +212,12 @@ Cli::Cli(Options &o)
 	addUint("defer-usecs", 0, 10000, o.deferUsecs,
 		"ocq-* paths: deferred re-arm, poll the drained CQ again after N us instead of "
 		"arming it, 0..10000 (defer_us=N; default 0, off; not with --postpone)")
+		->group(wl);
+	addUint("rate", 0, kMaxRate, o.rate,
+		"open loop: the clients post N messages per second in all (RDMA WRITEs with "
+		"immediate, never answered) whatever the server does, 0..1000000 (rate=N; "
+		"default 0, the closed loop of calls under credits); not with --credits, "
+		"--mix, --echo-size or --chunk-size")
 		->group(wl);
 
 	const std::string other = "Other options";
@@ -474,6 +481,24 @@ bool Options::parse(const std::vector<std::string> &args)
 			    "waits for the ULP, a deferred one for a timer)");
 	if (deferUsecs.value_or(0) && path && !isOcqPath(*path))
 		return fail("--defer-usecs is only for the ocq-* paths, not " + *path);
+	return checkOpenLoop();
+}
+
+bool Options::checkOpenLoop()
+{
+	const std::pair<const char *, bool> callOptions[] = {
+		{"--credits", credits.has_value()},
+		{"--mix", mix.has_value()},
+		{"--echo-size", echoSize.has_value()},
+		{"--chunk-size", chunkSize.has_value()},
+	};
+
+	if (rate.value_or(0) == 0)
+		return true;
+	for (const auto &c : callOptions)
+		if (c.second)
+			return fail(std::string("--rate (open loop) excludes ") + c.first +
+				    ": its messages have no credits, procedure or payload");
 	return true;
 }
 
@@ -504,6 +529,8 @@ std::string Options::startCommand() const
 		s << " postpone=1";
 	if (deferUsecs)
 		s << " defer_us=" << *deferUsecs;
+	if (rate)
+		s << " rate=" << *rate;
 	return s.str();
 }
 

@@ -72,9 +72,13 @@ public:
 	std::optional<unsigned> workNs;
 	bool postpone = false;
 	std::optional<unsigned> deferUsecs;
+	// open loop: messages per second, posted whatever the server does (0: closed loop)
+	std::optional<unsigned> rate;
 
 private:
 	bool fail(const std::string &msg);
+	// --rate > 0 with an option of the closed loop's calls: a usage error
+	bool checkOpenLoop();
 
 	Command command_ = Command::kNone;
 	std::string error_;

@@ -198,9 +198,13 @@ std::string Report::table() const
 		return v ? std::to_string(*v) : std::string("-");
 	};
 
+	const bool open = st_.numOr0("rate") != 0;
+
 	o << "ocq-demo results: path " << (st_.has("path") ? st_.str("path") : "?") << ", "
-	  << count("conns") << " connections, " << count("credits") << " credits, state "
-	  << (st_.state().empty() ? "?" : st_.state()) << ", "
+	  << count("conns") << " connections, "
+	  << (open ? "open loop at " + count("rate") + " messages/s" :
+		     count("credits") + " credits")
+	  << ", state " << (st_.state().empty() ? "?" : st_.state()) << ", "
 	  << orDash(st_.num("elapsed_ms") ?
 			    std::optional<double>(static_cast<double>(st_.numOr0("elapsed_ms")) /
 						  1000.0) :
@@ -223,6 +227,10 @@ std::string Report::table() const
 	row("reorders", count("reorders"));
 	row("lost", count("lost"));
 	row("duplicated", count("duplicated"));
+	if (open) {
+		row("dropped", count("dropped") + " (due, send queue full: not sent)");
+		row("backlog", count("backlog") + " (due, not yet posted at the stop)");
+	}
 	row("errors", count("errors"));
 	if (!st_.str("error").empty())
 		row("module error", st_.str("error"));
@@ -249,7 +257,7 @@ std::string Report::json() const
 	j["passed"] = passed();
 	j["verdict"] = passed() ? "pass" : verdict_;
 	j["error"] = strOrNull(st_, "error");
-	for (const char *key : {"conns", "credits", "elapsed_ms", "calls", "bytes"})
+	for (const char *key : {"conns", "credits", "rate", "elapsed_ms", "calls", "bytes"})
 		j[key] = numOrNull(st_, key);
 	j["calls_per_sec"] = number(callsPerSec(), 1);
 	j["mb_per_sec"] = number(mbPerSec(), 3);
@@ -261,8 +269,8 @@ std::string Report::json() const
 	j["runs_per_1k_completions"] = number(per1kCompletions("runs"), 2);
 	j["empty_runs"] = numOrNull(st_, "empty_runs");
 	j["empty_runs_pct"] = number(emptyRunsPct(), 3);
-	for (const char *key :
-	     {"repolls", "credit_stalls", "reorders", "lost", "duplicated", "errors"})
+	for (const char *key : {"repolls", "credit_stalls", "reorders", "lost", "duplicated",
+				"dropped", "backlog", "errors"})
 		j[key] = numOrNull(st_, key);
 	addReadout(j, st_);
 	return dump(j);

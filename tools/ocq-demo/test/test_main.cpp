@@ -172,6 +172,32 @@ TEST(CommandLine, EveryRunOptionWithEquals)
 		  "start duration_ms=3600000");
 }
 
+// --rate: the open loop, on every path and with the options that apply to it
+TEST(CommandLine, OpenLoop)
+{
+	EXPECT_EQ(parseOk({"run", "--rate", "1000", "--path", "ocq-strict", "--postpone",
+			   "--work-ns", "100000", "--conns", "2", "--duration", "3"})
+			  .startCommand(),
+		  "start conns=2 duration_ms=3000 path=ocq-strict work_ns=100000 postpone=1 "
+		  "rate=1000");
+	for (const auto &p : pathNames())
+		EXPECT_EQ(parseOk({"run", "--rate=1", "--path=" + p}).startCommand(),
+			  "start path=" + p + " rate=1");
+	EXPECT_EQ(parseOk({"run", "--rate", "1000000", "--calls", "5"}).startCommand(),
+		  "start calls=5 rate=1000000");
+	EXPECT_EQ(parseOk({"run", "--rate", "50", "--defer-usecs", "100"}).startCommand(),
+		  "start defer_us=100 rate=50");
+	// 0 is the closed loop: the options of calls are fine with it
+	EXPECT_EQ(
+		parseOk({"run", "--rate", "0", "--credits", "4", "--mix", "echo:1"}).startCommand(),
+		"start credits=4 mix=echo:1 rate=0");
+	// the later --rate wins, also for the exclusion
+	EXPECT_EQ(parseOk({"run", "--rate", "10", "--credits", "4", "--rate", "0"}).startCommand(),
+		  "start credits=4 rate=0");
+	EXPECT_TRUE(contains(parseError({"run", "--rate", "0", "--credits", "4", "--rate", "9"}),
+			     "excludes --credits"));
+}
+
 TEST(CommandLine, LaterOptionWins)
 {
 	const Options o =
@@ -298,6 +324,19 @@ TEST(CommandLine, BadValuesExit2)
 		 "--postpone and --defer-usecs exclude each other"},
 		{{"run", "--defer-usecs=1", "--path=upstream-wq"},
 		 "--defer-usecs is only for the ocq-* paths, not upstream-wq"},
+		{{"run", "--rate", "1000001"}, "--rate: '1000001' is not an integer in 0..1000000"},
+		{{"run", "--rate=-5"}, "--rate: '-5' is not an integer in 0..1000000"},
+		{{"run", "--rate", "1k"}, "--rate: '1k' is not an integer in 0..1000000"},
+		{{"run", "--rate"}, "option --rate needs a value"},
+		{{"status", "--rate", "5"}, "option --rate is only for 'run'"},
+		{{"run", "--rate", "100", "--credits", "4"},
+		 "--rate (open loop) excludes --credits: its messages have no credits, procedure "
+		 "or payload"},
+		{{"run", "--mix=echo:1", "--rate=1"}, "--rate (open loop) excludes --mix"},
+		{{"run", "--rate", "1", "--echo-size", "8"},
+		 "--rate (open loop) excludes --echo-size"},
+		{{"run", "--chunk-size=4096", "--rate=1000000"},
+		 "--rate (open loop) excludes --chunk-size"},
 	};
 	for (const auto &b : bad) {
 		std::string all;
@@ -311,10 +350,11 @@ TEST(CommandLine, BadValuesExit2)
 TEST(CommandLine, HelpDocumentsEverything)
 {
 	const std::string help = usageText();
-	for (const char *opt : {"--conns", "--credits", "--calls", "--duration", "--mix",
-				"--echo-size", "--chunk-size", "--path", "--work-ns", "--postpone",
-				"--defer-usecs", "--json", "--control", "--interval", "--dry-run",
-				"--help", "--version", "interpolated", "Exit status"})
+	for (const char *opt :
+	     {"--conns",       "--credits",    "--calls",   "--duration",   "--mix",
+	      "--echo-size",   "--chunk-size", "--path",    "--work-ns",    "--postpone",
+	      "--defer-usecs", "--rate",       "--json",    "--control",    "--interval",
+	      "--dry-run",     "--help",       "--version", "interpolated", "Exit status"})
 		EXPECT_TRUE(contains(help, opt));
 	for (const auto &p : pathNames())
 		EXPECT_TRUE(contains(help, p));
@@ -377,6 +417,7 @@ const char *const kSample =
 	"path=ocq-flow\n"
 	"conns=2\n"
 	"credits=16\n"
+	"rate=0\n"
 	"elapsed_ms=20000\n"
 	"calls=100000\n"
 	"calls_target=0\n"
@@ -386,6 +427,8 @@ const char *const kSample =
 	"reorders=0\n"
 	"lost=0\n"
 	"duplicated=0\n"
+	"dropped=0\n"
+	"backlog=0\n"
 	"completions=200000\n"
 	"events=50000\n"
 	"runs=40000\n"
@@ -462,6 +505,7 @@ const std::vector<std::pair<const char *, json::value_t>> kRunKeys = {
 	{"error", json::value_t::string},
 	{"conns", json::value_t::number_unsigned},
 	{"credits", json::value_t::number_unsigned},
+	{"rate", json::value_t::number_unsigned},
 	{"elapsed_ms", json::value_t::number_unsigned},
 	{"calls", json::value_t::number_unsigned},
 	{"bytes", json::value_t::number_unsigned},
@@ -480,6 +524,8 @@ const std::vector<std::pair<const char *, json::value_t>> kRunKeys = {
 	{"reorders", json::value_t::number_unsigned},
 	{"lost", json::value_t::number_unsigned},
 	{"duplicated", json::value_t::number_unsigned},
+	{"dropped", json::value_t::number_unsigned},
+	{"backlog", json::value_t::number_unsigned},
 	{"errors", json::value_t::number_unsigned},
 	{"counters", json::value_t::object},
 	{"lat_hist", json::value_t::array},
@@ -608,6 +654,26 @@ TEST(ReportTest, Verification)
 	EXPECT_TRUE(contains(ra.verdict(), "aborted: connect failed"));
 	EXPECT_EQ(json::parse(ra.json())["error"], "connect failed");
 	EXPECT_FALSE(Report(Status::parse("state=stopped\npath=naive\n"), "").passed());
+}
+
+TEST(ReportTest, OpenLoop)
+{
+	std::string open = kSample;
+	open.replace(open.find("rate=0"), 6, "rate=2000");
+	open.replace(open.find("dropped=0"), 9, "dropped=17");
+	open.replace(open.find("backlog=0"), 9, "backlog=5");
+	const Report r(Status::parse(open), "start rate=2000");
+	EXPECT_TRUE(r.passed()); // drops are the sender's, not a CQ's fault
+	EXPECT_TRUE(contains(r.table(), "2 connections, open loop at 2000 messages/s"));
+	EXPECT_TRUE(contains(r.table(), "dropped                   17 (due, send queue full"));
+	EXPECT_TRUE(contains(r.table(), "backlog                   5 (due, not yet posted"));
+	const json j = json::parse(r.json());
+	EXPECT_EQ(j["rate"], 2000);
+	EXPECT_EQ(j["dropped"], 17);
+	EXPECT_EQ(j["backlog"], 5);
+	// the closed loop's table shows its credits and no drops
+	EXPECT_TRUE(contains(Report(Status::parse(kSample), "").table(), "16 credits"));
+	EXPECT_EQ(Report(Status::parse(kSample), "").table().find("dropped"), std::string::npos);
 }
 
 TEST(ReportTest, NoCounters)

@@ -17,6 +17,7 @@ static void od_cli_recv_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_cli_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_cli_reg_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_cli_inv_done(struct ib_cq *cq, struct ib_wc *wc);
+static void od_cli_msg_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_cli_release(struct ib_sq_acct *sq, u64 seq, void *ctx);
 
 /* calls the client wants in flight (and asks the server for) */
@@ -27,6 +28,8 @@ static u32 od_cli_asked(const struct od_params *p)
 
 static u32 od_cli_depth(const struct od_params *p)
 {
+	if (p->rate)
+		return OD_STREAM_DEPTH;
 	/* REG_MR + SEND per call, and room for LOCAL_INVs */
 	return 2 * od_cli_asked(p) + 8;
 }
@@ -100,6 +103,22 @@ static int od_cli_alloc_chunks(struct od_cconn *c, struct ib_pd *pd)
 	return 0;
 }
 
+/* Open loop: a send context for each message the send queue can hold. */
+static int od_cli_alloc_msgs(struct od_cconn *c)
+{
+	u32 i;
+
+	c->nmsgs = od_cli_depth(&c->run->p);
+	c->msgs = kcalloc(c->nmsgs, sizeof(*c->msgs), GFP_KERNEL);
+	if (!c->msgs)
+		return -ENOMEM;
+	for (i = 0; i < c->nmsgs; i++) {
+		c->msgs[i].conn = c;
+		c->msgs[i].send.cqe.done = od_cli_msg_done;
+	}
+	return 0;
+}
+
 /**
  * od_cconn_setup - allocate a client connection's buffers and accounting
  * @c: the connection, with @run and @idx set
@@ -120,7 +139,8 @@ int od_cconn_setup(struct od_cconn *c)
 	int ret;
 
 	c->nslots = od_cli_asked(p);
-	c->nrecv = c->nslots + 2;
+	/* the open loop's server answers nothing: one receive, never used */
+	c->nrecv = p->rate ? 1 : c->nslots + 2;
 	if (p->mix[OD_READ] || p->mix[OD_WRITE])
 		c->nchunks = clamp_t(u32,
 				     OD_CHUNK_BUDGET / p->conns / p->chunk_size,
@@ -128,6 +148,8 @@ int od_cconn_setup(struct od_cconn *c)
 	ret = od_cli_alloc_slots(c, run->dev);
 	if (!ret && c->nchunks)
 		ret = od_cli_alloc_chunks(c, run->cli.pd);
+	if (!ret && p->rate)
+		ret = od_cli_alloc_msgs(c);
 	if (ret)
 		return ret;
 	c->recvs = od_recv_alloc(run->dev, c->nrecv, od_hdr_len(p),
@@ -218,9 +240,11 @@ void od_cconn_teardown(struct od_cconn *c)
 	kfree(c->free_chunks);
 	kfree(c->slots);
 	kfree(c->free);
+	kfree(c->msgs);
 	c->recvs = NULL;
 	c->chunks = NULL;
 	c->slots = NULL;
+	c->msgs = NULL;
 }
 
 /* ---- issuing calls ---- */
@@ -394,6 +418,8 @@ static bool od_cli_can_issue(struct od_cconn *c, u8 proc)
  * od_cconn_kick - issue as many calls as credits, slots and chunks allow
  * @c: the connection
  *
+ * In the open loop it does nothing: the pacer posts, not the completions.
+ *
  * Context: any context but hard IRQ; takes the connection's lock.
  */
 void od_cconn_kick(struct od_cconn *c)
@@ -403,6 +429,8 @@ void od_cconn_kick(struct od_cconn *c)
 	int ret;
 	u8 proc;
 
+	if (run->p.rate)
+		return;
 	spin_lock_bh(&c->lock);
 	for (;;) {
 		proc = od_cli_proc(c);
@@ -426,6 +454,47 @@ void od_cconn_kick(struct od_cconn *c)
 		c->outstanding++;
 	}
 	spin_unlock_bh(&c->lock);
+}
+
+/**
+ * od_cconn_stream - open loop: post the connection's next message
+ * @c: the connection
+ *
+ * A message is an RDMA WRITE with immediate of no data: the immediate
+ * carries its sequence number, and it takes one of the server's receives,
+ * as a SEND would, with nothing to fill in or register.  A write of zero
+ * bytes needs no address or rkey (IBA C9-88), so the server exposes no
+ * memory.  Nothing ever answers it; the sender is paced, not throttled.
+ *
+ * Context: process context (the pacer); takes the connection's lock.
+ * Return: 0; -ENOSPC if the send queue is full or -ENOTCONN if the
+ * connection is down, the message not sent and counted as dropped;
+ * otherwise the error of ib_post_send(), counted as an error.
+ */
+int od_cconn_stream(struct od_cconn *c)
+{
+	struct ib_rdma_wr wr = {};
+	struct od_smsg *m;
+	int ret;
+
+	spin_lock_bh(&c->lock);
+	m = &c->msgs[c->next_xid % c->nmsgs];
+	wr.wr.wr_cqe = &m->send.cqe;
+	wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
+	wr.wr.ex.imm_data = cpu_to_be32(c->next_xid);
+	if (!test_bit(OD_CONN_UP, &c->flags))
+		ret = -ENOTCONN;
+	else
+		ret = ib_sq_acct_post_send(&c->acct, c->qp, &wr.wr, false, NULL,
+					   &m->send.seq);
+	if (!ret)
+		c->next_xid++;
+	else if (ret == -ENOSPC || ret == -ENOTCONN)
+		c->cnt.dropped++;
+	else
+		c->cnt.errors++;
+	spin_unlock_bh(&c->lock);
+	return ret;
 }
 
 /* ---- completions ---- */
@@ -506,6 +575,14 @@ static void od_cli_reg_done(struct ib_cq *cq, struct ib_wc *wc)
 	struct od_cslot *s = container_of(w, struct od_cslot, reg);
 
 	od_cli_reaped(cq, wc, s->conn, w);
+}
+
+static void od_cli_msg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct od_wcqe *w = container_of(wc->wr_cqe, struct od_wcqe, cqe);
+	struct od_smsg *m = container_of(w, struct od_smsg, send);
+
+	od_cli_reaped(cq, wc, m->conn, w);
 }
 
 static void od_cli_inv_done(struct ib_cq *cq, struct ib_wc *wc)

@@ -10,6 +10,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/bitops.h>
 #include <linux/capability.h>
 #include <linux/debugfs.h>
 #include <linux/fs.h>
@@ -46,6 +47,7 @@ enum od_key {
 	OD_K_WORK,
 	OD_K_POSTPONE,
 	OD_K_DEFER,
+	OD_K_RATE,
 	OD_NR_KEYS,
 };
 
@@ -55,7 +57,7 @@ static const char *const od_key_names[OD_NR_KEYS] = {
 	[OD_K_MIX] = "mix",	     [OD_K_ECHO] = "echo_size",
 	[OD_K_CHUNK] = "chunk_size", [OD_K_PATH] = "path",
 	[OD_K_WORK] = "work_ns",     [OD_K_POSTPONE] = "postpone",
-	[OD_K_DEFER] = "defer_us",
+	[OD_K_DEFER] = "defer_us",   [OD_K_RATE] = "rate",
 };
 
 /* A refused command: its reason. */
@@ -201,6 +203,8 @@ static int od_parse_key(enum od_key k, char *val, struct od_params *p,
 	case OD_K_DEFER:
 		return od_parse_u32(key, val, 0, IB_OCQ_MAX_DEFER_USECS,
 				    &p->defer_us, r);
+	case OD_K_RATE:
+		return od_parse_u32(key, val, 0, OD_MAX_RATE, &p->rate, r);
 	default:
 		return od_refuse(r, "internal: key %d", k);
 	}
@@ -236,6 +240,27 @@ static char *od_next_token(char **s)
 	return tok;
 }
 
+/* The keys of a call, which the open loop's messages do not have. */
+#define OD_CALL_KEYS \
+	(BIT(OD_K_CREDITS) | BIT(OD_K_MIX) | BIT(OD_K_ECHO) | BIT(OD_K_CHUNK))
+
+/* rate > 0: refuse the keys of calls, and carry no procedure. */
+static int od_check_open_loop(struct od_params *p, unsigned long seen,
+			      struct od_refusal *r)
+{
+	int k;
+
+	if (!p->rate)
+		return 0;
+	for_each_set_bit(k, &seen, OD_NR_KEYS)
+		if (BIT(k) & OD_CALL_KEYS)
+			return od_refuse(r, "%s: not with rate (open loop)",
+					 od_key_names[k]);
+	memset(p->mix, 0, sizeof(p->mix));
+	p->mix[OD_NULL] = 1;
+	return 0;
+}
+
 static int od_parse_start(char *args, struct od_params *p, struct od_refusal *r)
 {
 	unsigned long seen = 0;
@@ -256,7 +281,7 @@ static int od_parse_start(char *args, struct od_params *p, struct od_refusal *r)
 				 "defer_us and postpone=1 exclude each other");
 	if (p->defer_us && !od_path_is_ocq(p->path))
 		return od_refuse(r, "defer_us: only on the ocq-* paths");
-	return 0;
+	return od_check_open_loop(p, seen, r);
 }
 
 /* ---- commands ---- */
@@ -342,6 +367,7 @@ static void od_show_result(struct seq_file *m, const struct od_result *r)
 		   r->reorders);
 	seq_printf(m, "lost=%llu\nfailed=%llu\n", r->lost, r->failed);
 	seq_printf(m, "duplicated=%llu\n", r->duplicated);
+	seq_printf(m, "dropped=%llu\nbacklog=%llu\n", r->dropped, r->backlog);
 	seq_printf(m, "completions=%llu\nevents=%llu\n", r->completions,
 		   r->events);
 	seq_printf(m, "runs=%llu\nempty_runs=%llu\n", r->runs, r->empty_runs);
@@ -371,6 +397,7 @@ static int od_control_show(struct seq_file *m, void *unused)
 	seq_printf(m, "state=%s\n", od_state_names[READ_ONCE(run->state)]);
 	seq_printf(m, "path=%s\n", od_path_names[run->p.path]);
 	seq_printf(m, "conns=%u\ncredits=%u\n", run->p.conns, run->p.credits);
+	seq_printf(m, "rate=%u\n", run->p.rate);
 	seq_printf(m, "elapsed_ms=%llu\n", elapsed / NSEC_PER_MSEC);
 	od_show_result(m, r);
 	seq_printf(m, "error=%s\n", run->error);

@@ -16,6 +16,7 @@
  *   recv.c     receive buffers, for both sides
  *   client.c   calls, FRWR chunks, reply checks
  *   server.c   calls taken, RDMA data movement, replies
+ *   stream.c   the open loop: the pacer that posts at a fixed rate
  *
  * See Documentation/demo.rst.
  */
@@ -40,6 +41,7 @@
 #define OD_MAX_CHUNK (1024 * 1024)
 #define OD_MAX_WORK_NS 1000000
 #define OD_MAX_WEIGHT 100
+#define OD_MAX_RATE 1000000
 /* latency histogram buckets: bucket i holds [2^i, 2^(i+1)) ns */
 #define OD_HIST 40
 /* chunk memory of one side, split over its connections */
@@ -72,6 +74,17 @@
  * is noticed by the run's own stall check, not by the QP.
  */
 #define OD_ACK_TIMEOUT 19
+/*
+ * The open loop (rate > 0).  The client's send queue, in messages: the
+ * pacer drops what finds it full.  The server's receives per connection:
+ * at the bench's 2000 messages per second on two connections they hold
+ * about a second of messages that the server has yet to take, so a server
+ * that falls behind for a while is not answered with RNR NAKs.
+ */
+#define OD_STREAM_DEPTH 128
+#define OD_STREAM_RECV 1024
+/* the pacer's period, in us: it posts what fell due since its last turn */
+#define OD_PACE_US 1000
 
 enum od_path {
 	OD_OCQ_STRICT,
@@ -121,6 +134,8 @@ enum od_state {
  * @work_ns: CPU burned per completion
  * @postpone: ocq paths: postponed arm with explicit resume
  * @defer_us: ocq paths: deferred re-arm, &ib_ocq_attr.defer_usecs (0: off)
+ * @rate: open loop: messages per second the clients post whatever the
+ *	server does (0: closed loop, calls under credits)
  */
 struct od_params {
 	u32 conns;
@@ -134,6 +149,7 @@ struct od_params {
 	u32 work_ns;
 	bool postpone;
 	u32 defer_us;
+	u32 rate;
 };
 
 /*
@@ -183,8 +199,11 @@ struct od_cm_rep {
  * @lost: calls never answered (client, at the end)
  * @failed: calls in flight when the run was aborted (client, at the end)
  * @duplicated: calls or replies seen twice
+ * @dropped: open loop: messages due that found the send queue full or the
+ *	connection down (client)
  * @hist: call latencies, log2 ns buckets (client)
  *
+ * In the open loop @calls counts the messages the server took (server).
  * Written under the connection's lock; read racily for progress.
  */
 struct od_counts {
@@ -196,6 +215,7 @@ struct od_counts {
 	u64 lost;
 	u64 failed;
 	u64 duplicated;
+	u64 dropped;
 	u64 hist[OD_HIST];
 };
 
@@ -248,6 +268,12 @@ struct od_cq_work {
 struct od_wcqe {
 	struct ib_cqe cqe;
 	u64 seq;
+};
+
+/* An open-loop message's send completion context. */
+struct od_smsg {
+	struct od_wcqe send;
+	struct od_cconn *conn;
 };
 
 /* One receive buffer, DMA-mapped once, reposted from its completion. */
@@ -329,14 +355,16 @@ struct od_cslot {
  * @chunks: chunk pool (I)
  * @free_chunks: indexes of free chunks (L)
  * @recvs: receive buffers (I)
+ * @msgs: open loop: send contexts, by sequence number modulo @nmsgs (L)
  * @nslots: call slots, also the credits asked for (I)
  * @nchunks: chunks (I)
  * @nrecv: receive buffers (I)
+ * @nmsgs: open loop: entries of @msgs, the send queue's depth (I)
  * @nfree: free slots (L)
  * @nfree_chunks: free chunks (L)
  * @granted: credits the server granted (L)
  * @outstanding: calls sent and not answered (L)
- * @next_xid: sequence number of the next call (L)
+ * @next_xid: sequence number of the next call or message (L)
  * @max_xid: highest reply sequence number seen, +1 (L)
  * @cursor: position in the procedure mix (L)
  * @cnt: counters (L)
@@ -356,7 +384,8 @@ struct od_cconn {
 	struct od_chunk *chunks;
 	u16 *free_chunks;
 	struct od_recv *recvs;
-	u32 nslots, nchunks, nrecv, nfree, nfree_chunks;
+	struct od_smsg *msgs;
+	u32 nslots, nchunks, nrecv, nmsgs, nfree, nfree_chunks;
 	u32 granted;
 	u32 outstanding;
 	u32 next_xid;
@@ -465,6 +494,9 @@ struct od_side {
  * @lost: calls never answered
  * @failed: calls in flight when the run was aborted
  * @duplicated: calls and replies seen twice
+ * @dropped: open loop: messages due that the clients could not post
+ * @backlog: open loop: messages due that the pacer had not posted yet (once
+ *	the run ended: when it stopped taking messages)
  * @completions: done() calls
  * @events: completion handler calls
  * @runs: CQ processing runs
@@ -478,7 +510,7 @@ struct od_side {
  */
 struct od_result {
 	u64 calls, issued, bytes, errors, credit_stalls, reorders, lost, failed;
-	u64 duplicated;
+	u64 duplicated, dropped, backlog;
 	u64 completions, events, runs, empty_runs, repolls, arms;
 	u64 signaled, sends, cpu_ns;
 	u64 hist[OD_HIST];
@@ -518,6 +550,12 @@ struct od_result {
  * @progress: calls answered at the last tick that saw progress (monitor)
  * @progress_t: jiffies of that tick (monitor)
  * @peer_disconnected: the disconnect_after test hook fired (monitor)
+ * @pacer: open loop: the thread that posts the messages (M)
+ * @due: open loop: messages due at the pacer's last look at the clock,
+ *	capped at @p.calls (pacer; read racily while it runs)
+ * @paced: open loop: messages posted or dropped so far (pacer)
+ * @pace_conn: open loop: the connection of the next message (pacer)
+ * @pace_ended: open loop: the pacer saw the run stopping (pacer)
  * @res: final result, once the run ended (M)
  * @error: reason of the last refused command (M)
  * @runs: runs started (M)
@@ -547,6 +585,11 @@ struct od_run {
 	u64 progress;
 	unsigned long progress_t;
 	bool peer_disconnected;
+	struct task_struct *pacer;
+	u64 due;
+	u64 paced;
+	u32 pace_conn;
+	bool pace_ended;
 	struct od_result res;
 	char error[128];
 	u64 runs;
@@ -619,6 +662,7 @@ void od_cq_consumed(struct od_cq *dcq);
 void od_cq_resume(struct od_cq *dcq);
 u64 od_begin(void);
 void od_end(struct od_cq *dcq, u64 t0);
+void od_end_flushed(struct od_cq *dcq);
 void od_burn(struct od_run *run);
 bool od_in_process(struct od_run *run);
 int od_paths_init(void);
@@ -630,6 +674,7 @@ void od_cconn_teardown(struct od_cconn *c);
 void od_cconn_kick(struct od_cconn *c);
 void od_cconn_qp_caps(struct od_cconn *c, struct ib_qp_cap *cap);
 void od_cconn_lost(struct od_cconn *c, bool aborted);
+int od_cconn_stream(struct od_cconn *c);
 void od_client_process(struct ib_wc *wc);
 
 /* recv.c */
@@ -643,6 +688,14 @@ int od_sconn_setup(struct od_sconn *s);
 void od_sconn_teardown(struct od_sconn *s);
 void od_sconn_qp_caps(struct od_sconn *s, struct ib_qp_cap *cap);
 void od_server_process(struct ib_wc *wc);
+u64 od_sconn_taken(struct od_sconn *s);
+
+/* stream.c */
+int od_stream_start(struct od_run *run);
+void od_stream_stop(struct od_run *run, enum od_state how);
+u64 od_stream_backlog(struct od_run *run);
+u32 od_stream_outstanding(struct od_run *run);
+void od_stream_lost(struct od_run *run, bool aborted);
 
 /* data patterns, both sides */
 static inline u32 od_seed(u32 conn, u32 xid, u32 salt)

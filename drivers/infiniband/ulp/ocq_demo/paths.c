@@ -52,6 +52,23 @@ void od_end(struct od_cq *dcq, u64 t0)
 }
 
 /**
+ * od_end_flushed - account an open-loop receive flushed at teardown
+ * @dcq: the server's CQ it came from
+ *
+ * The open loop's server keeps OD_STREAM_RECV receives posted per
+ * connection, and the drain flushes them all: more than the messages of a
+ * short run.  They are left out of completions and cpu_ns, which count
+ * the workload; only the postponed arm's resume is kept.
+ *
+ * Context: the server's done() of a flushed receive.
+ */
+void od_end_flushed(struct od_cq *dcq)
+{
+	if (dcq->run->p.postpone)
+		od_cq_consumed(dcq);
+}
+
+/**
  * od_burn - spend the run's work_ns of CPU on one completion
  * @run: the run
  */

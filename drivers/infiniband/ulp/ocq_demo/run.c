@@ -44,6 +44,7 @@ static void od_add_counts(struct od_result *r, const struct od_counts *c)
 	r->lost += c->lost;
 	r->failed += c->failed;
 	r->duplicated += c->duplicated;
+	r->dropped += c->dropped;
 	for (i = 0; i < OD_HIST; i++)
 		r->hist[i] += c->hist[i];
 }
@@ -101,8 +102,12 @@ void od_run_result(struct od_run *run, struct od_result *r)
 	for (i = 0; run->sconns && i < run->p.conns; i++) {
 		struct od_counts sc = run->sconns[i].cnt;
 
-		/* the server's calls are the clients' calls: count them once */
-		sc.calls = 0;
+		/*
+		 * The server's calls are the clients' calls: count them once.
+		 * In the open loop only the server counts them (messages taken).
+		 */
+		if (!run->p.rate)
+			sc.calls = 0;
 		sc.bytes = 0;
 		memset(sc.hist, 0, sizeof(sc.hist));
 		od_add_counts(r, &sc);
@@ -110,6 +115,7 @@ void od_run_result(struct od_run *run, struct od_result *r)
 	}
 	od_add_cq(r, &run->cli.cq);
 	od_add_cq(r, &run->srv.cq);
+	r->backlog = od_stream_backlog(run);
 }
 
 /* ---- teardown ---- */
@@ -119,6 +125,8 @@ static u32 od_outstanding(struct od_run *run)
 	u32 n = 0;
 	int i;
 
+	if (run->p.rate)
+		return od_stream_outstanding(run);
 	for (i = 0; i < run->p.conns; i++)
 		n += READ_ONCE(run->cconns[i].outstanding);
 	return n;
@@ -289,6 +297,8 @@ static void od_teardown(struct od_run *run, enum od_state how)
 	lockdep_assert_held(&od_mutex);
 	WRITE_ONCE(run->stopping, true);
 	atomic_cmpxchg(&run->ending, 0, how);
+	/* no message is posted after this */
+	od_stream_stop(run, how);
 	/*
 	 * The listener first: rdma_destroy_id() waits for a connect request
 	 * being handled, and no other comes to find a side half torn down.
@@ -302,6 +312,7 @@ static void od_teardown(struct od_run *run, enum od_state how)
 	/* an aborted run's unanswered calls failed, they are not "lost" */
 	for (i = 0; run->cconns && i < run->p.conns; i++)
 		od_cconn_lost(&run->cconns[i], how == OD_ABORTED);
+	od_stream_lost(run, how == OD_ABORTED);
 	od_run_result(run, &run->res);
 	od_teardown_conns(run);
 	od_teardown_side(&run->cli);
@@ -504,6 +515,11 @@ static void od_run_reset(struct od_run *run, const struct od_params *p)
 	run->progress = 0;
 	run->progress_t = jiffies;
 	run->peer_disconnected = false;
+	run->pacer = NULL;
+	run->due = 0;
+	run->paced = 0;
+	run->pace_conn = 0;
+	run->pace_ended = false;
 	run->removing = false;
 	run->port = 1;
 	run->t_start = ktime_get_ns();
@@ -535,11 +551,15 @@ int od_run_start(const struct od_params *p)
 		ret = od_listen_start(run);
 	if (!ret)
 		ret = od_connect_all(run);
+	if (!ret) {
+		/* the open loop's messages fall due from here */
+		run->t_start = ktime_get_ns();
+		ret = od_stream_start(run);
+	}
 	if (ret) {
 		od_teardown(run, OD_ABORTED);
 		return ret;
 	}
-	run->t_start = ktime_get_ns();
 	run->progress_t = jiffies;
 	queue_delayed_work(od_wq, &run->monitor, msecs_to_jiffies(OD_TICK_MS));
 	for (i = 0; i < run->p.conns; i++)

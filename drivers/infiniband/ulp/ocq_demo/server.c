@@ -14,6 +14,7 @@
 #include "ocq_demo.h"
 
 static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc);
+static void od_srv_msg_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_srv_send_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_srv_rdma_done(struct ib_cq *cq, struct ib_wc *wc);
 static void od_srv_release(struct ib_sq_acct *sq, u64 seq, void *ctx);
@@ -113,7 +114,8 @@ int od_sconn_setup(struct od_sconn *s)
 	s->granted = p->credits;
 	/* every reply not yet retired, and every call in the backlog */
 	s->nslots = od_srv_depth(p) + p->credits + 2;
-	s->nrecv = p->credits + 2;
+	/* the open loop has no credits: see OD_STREAM_RECV */
+	s->nrecv = p->rate ? OD_STREAM_RECV : p->credits + 2;
 	if (p->mix[OD_READ] || p->mix[OD_WRITE])
 		s->nstages = clamp_t(u32,
 				     OD_CHUNK_BUDGET / p->conns / p->chunk_size,
@@ -124,7 +126,7 @@ int od_sconn_setup(struct od_sconn *s)
 	if (ret)
 		return ret;
 	s->recvs = od_recv_alloc(run->dev, s->nrecv, od_srv_len(p),
-				 od_srv_recv_done);
+				 p->rate ? od_srv_msg_done : od_srv_recv_done);
 	if (!s->recvs || !s->recvs[s->nrecv - 1].dma)
 		return -ENOMEM;
 	for (i = 0; i < s->nrecv; i++)
@@ -380,11 +382,9 @@ void od_server_process(struct ib_wc *wc)
 	r->verdict = od_srv_verify(r->sconn, r, wc);
 }
 
-/* Check a call's place in its connection's sequence; the lock is held. */
-static void od_srv_account(struct od_sconn *s, const struct od_hdr *h)
+/* Check a sequence number's place in its connection's; the lock is held. */
+static void od_srv_sequence(struct od_sconn *s, u32 xid)
 {
-	u32 xid = le32_to_cpu(h->xid);
-
 	lockdep_assert_held(&s->lock);
 	if (__test_and_set_bit(xid % OD_SEEN_WINDOW, s->seen))
 		s->cnt.duplicated++;
@@ -394,6 +394,13 @@ static void od_srv_account(struct od_sconn *s, const struct od_hdr *h)
 		s->cnt.reorders++;
 	else
 		s->max_xid = xid + 1;
+}
+
+/* Check a call's place in its connection's sequence; the lock is held. */
+static void od_srv_account(struct od_sconn *s, const struct od_hdr *h)
+{
+	lockdep_assert_held(&s->lock);
+	od_srv_sequence(s, le32_to_cpu(h->xid));
 	if (++s->outstanding > s->granted)
 		s->cnt.errors++; /* the client over-ran its credits */
 }
@@ -413,6 +420,21 @@ static void od_srv_wc_error(struct od_sconn *s, struct ib_wc *wc)
 		pr_info("conn %d: server completion: %s\n", s->idx,
 			ib_wc_status_msg(wc->status));
 	od_run_end(s->run, OD_ABORTED);
+}
+
+/* Repost receive @r of @s; 0 or the error of ib_post_recv(), logged. */
+static int od_srv_repost(struct od_sconn *s, struct od_recv *r)
+{
+	struct od_run *run = s->run;
+	int ret;
+
+	ib_dma_sync_single_for_device(run->dev, r->dma, od_srv_len(&run->p),
+				      DMA_FROM_DEVICE);
+	ret = ib_post_recv(s->qp, &r->wr, NULL);
+	if (ret && od_log_error(run))
+		pr_info("conn %d: reposting a receive failed: %d\n", s->idx,
+			ret);
+	return ret;
 }
 
 static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
@@ -444,12 +466,7 @@ static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&s->lock);
 	if (sl)
 		od_srv_prepare(s, sl, r, verdict);
-	ib_dma_sync_single_for_device(run->dev, r->dma, od_srv_len(&run->p),
-				      DMA_FROM_DEVICE);
-	ret = ib_post_recv(s->qp, &r->wr, NULL);
-	if (ret && od_log_error(run))
-		pr_info("conn %d: reposting a receive failed: %d\n", s->idx,
-			ret);
+	ret = od_srv_repost(s, r);
 	spin_lock_bh(&s->lock);
 	if (ret)
 		s->cnt.errors++;
@@ -459,6 +476,58 @@ static void od_srv_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_unlock_bh(&s->lock);
 out:
 	od_end(&s->run->srv.cq, t0);
+}
+
+/*
+ * Open loop: a message (an RDMA WRITE with immediate of no data, see
+ * od_cconn_stream()) arrived.  Its receive is reposted first, before the
+ * work, so that the server's receive queue stays as full as it can while
+ * the server is busy and the sender meets no RNR NAK.  Nothing is answered.
+ */
+static void od_srv_msg_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct od_recv *r = container_of(wc->wr_cqe, struct od_recv, cqe);
+	struct od_sconn *s = r->sconn;
+	struct od_run *run = s->run;
+	u64 t0 = od_begin();
+	bool bad;
+	int ret;
+
+	if (wc->status == IB_WC_WR_FLUSH_ERR) {
+		od_srv_wc_error(s, wc);
+		od_end_flushed(&run->srv.cq);
+		return;
+	}
+	if (wc->status != IB_WC_SUCCESS) {
+		od_srv_wc_error(s, wc);
+		goto out;
+	}
+	bad = wc->opcode != IB_WC_RECV_RDMA_WITH_IMM ||
+	      !(wc->wc_flags & IB_WC_WITH_IMM) || wc->byte_len;
+	ret = od_srv_repost(s, r);
+	if (!od_in_process(run))
+		od_burn(run);
+	spin_lock_bh(&s->lock);
+	if (ret || bad)
+		s->cnt.errors++;
+	od_srv_sequence(s, be32_to_cpu(wc->ex.imm_data));
+	s->cnt.calls++;
+	spin_unlock_bh(&s->lock);
+	atomic64_inc(&run->completed);
+out:
+	od_end(&run->srv.cq, t0);
+}
+
+/**
+ * od_sconn_taken - open loop: the messages the server took so far
+ * @s: the connection
+ *
+ * Context: any; a racy read while the run goes on.
+ * Return: the count.
+ */
+u64 od_sconn_taken(struct od_sconn *s)
+{
+	return READ_ONCE(s->cnt.calls);
 }
 
 /* A send-side completion: retire up to it (see od_cli_reaped()). */
