@@ -33,8 +33,10 @@ METRICS = [
     # rxe_pool: the light QPs on the heavy one's CQ, the others, the heavy one
     "shared_per_s", "shared_p99_us", "other_per_s", "other_p99_us", "heavy_per_s",
 ]
-# per-run counts: summed over the repeats (any nonzero value matters)
-COUNTS = ["reorders", "lost", "duplicated", "errors"]
+# per-run counts: summed over the repeats (any nonzero value matters); dropped and
+# backlog: messages of the open loop (rxe_open_slow) that were due and not posted, for
+# a full send queue, or for a pacer behind when the run stopped
+COUNTS = ["reorders", "lost", "duplicated", "errors", "dropped", "backlog"]
 RATIOS = ["completions_per_s", "ns_per_completion", "events_per_1k", "runs_per_1k", "p50_us"]
 POOL_RATIOS = ["completions_per_s", "p99_us", "shared_per_s", "shared_p99_us"]
 # the best upstream path of a boot, per metric: the highest rate, the lowest cost
@@ -278,7 +280,7 @@ def table(title, scen):
             ("x best", 6), ("ns/compl", 8), ("ev/1k", 6), ("x base", 6), ("x best", 6),
             ("runs/1k", 7), ("x best", 6),
             ("empty%", 6), ("arms/1k", 7), ("repoll/1k", 9), ("p50 us", 7), ("x base", 6),
-            ("p99 us", 7), ("reord", 5), ("lost", 4), ("fail", 4)]
+            ("p99 us", 7), ("reord", 5), ("lost", 4), ("drop", 4), ("backlog", 7), ("fail", 4)]
     lines = ["x base: ratio of the medians to upstream-wq of the same boot (fake_floor:"
              " to the floor); x best:",
              "to the best upstream path of the boot for that column (highest compl/s,"
@@ -286,6 +288,8 @@ def table(title, scen):
              "median of the ratios to the base's run of the same repeat; ns/compl: CPU"
              " time of all CPUs per",
              "completion (fake_floor: elapsed time); [min-max] of compl/s over the repeats;",
+             "drop, backlog: open-loop messages due and not posted (send queue full; pacer"
+             " behind at the stop);",
              "fail: runs that failed, left out of every median",
              ""]
     for s, by_path in scen.items():
@@ -312,7 +316,8 @@ def table(title, scen):
                    fmt(e.get("empty_runs_pct"), 2),
                    fmt(e.get("arms_per_1k")), fmt(e.get("repolls_per_1k")),
                    fmt(e.get("p50_us"), 0), fmt(r.get("p50_us"), 2), fmt(e.get("p99_us"), 0),
-                   fmt(e.get("reorders")), fmt(e.get("lost")), fmt(e.get("failed_runs"))]
+                   fmt(e.get("reorders")), fmt(e.get("lost")), fmt(e.get("dropped")),
+                   fmt(e.get("backlog")), fmt(e.get("failed_runs"))]
             lines.append(" ".join(str(v).rjust(w) if i else str(v).ljust(w)
                                   for i, (v, (_, w)) in enumerate(zip(row, cols))))
         lines.append("")
@@ -335,7 +340,7 @@ def rst_table(title, by_path, base):
                           [pool_row(p, e) for p, e in by_path.items()])
     head = ["path", "compl/s", "min-max", "x " + base, "paired", "x best", "ns/compl",
             "ev/1k", "x " + base, "x best", "runs/1k", "x best", "empty %", "p50 us",
-            "x " + base, "p99 us", "reord", "lost"]
+            "x " + base, "p99 us", "reord", "lost", "drop", "backlog"]
     rows = []
     rk = "ratio_to_floor" if base == "floor" else "ratio_to_upstream_wq"
     for p, e in by_path.items():
@@ -353,7 +358,8 @@ def rst_table(title, by_path, base):
                      fmt(e.get("runs_per_1k")), fmt(rb.get("runs_per_1k"), 2),
                      fmt(e.get("empty_runs_pct"), 2),
                      fmt(e.get("p50_us"), 0), fmt(r.get("p50_us"), 2),
-                     fmt(e.get("p99_us"), 0), fmt(e.get("reorders")), fmt(e.get("lost"))])
+                     fmt(e.get("p99_us"), 0), fmt(e.get("reorders")), fmt(e.get("lost")),
+                     fmt(e.get("dropped")), fmt(e.get("backlog"))])
     return rst_simple(title, head, rows)
 
 

@@ -5,7 +5,7 @@
 #
 # Usage: [REPEATS=5] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm]
 #        [SCENARIOS="..."] [PATHS="..."] [DURATION=3] [SLOW_WORK_NS=] [HEAVY_WORK_NS=]
-#        [POOL_HEAVY_NS=] [DEFER_US=]
+#        [POOL_HEAVY_NS=] [DEFER_US=] [OPEN_RATE=]
 #        [FAKE_N=] [FAKE_BUDGET=]
 #        tools/testing/bench/bench.sh [METAPACKAGE]
 #
@@ -42,10 +42,13 @@ BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcoun
 PATHS=${PATHS:-ocq-strict ocq-defer ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
 # ocq-defer: ocq-strict with the deferred re-arm, polled again after DEFER_US
 DEFER_US=${DEFER_US:-100}
-SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_latency rxe_bulk rxe_slow_consumer rxe_heavy_flows rxe_pool}
-# CPU burned per completion (rxe_slow_consumer, rxe_heavy_flows): under TCG rxe itself
-# costs some 250 us of CPU per completion, so the work must be of that order to matter
+SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_latency rxe_bulk rxe_slow_consumer rxe_open_slow rxe_heavy_flows rxe_pool}
+# CPU burned per completion (rxe_slow_consumer, rxe_open_slow, rxe_heavy_flows): under
+# TCG rxe itself costs some 250 us of CPU per completion, so the work must be of that
+# order to matter
 SLOW_WORK_NS=${SLOW_WORK_NS:-100000}
+# rxe_open_slow: messages per second offered, whatever the server does
+OPEN_RATE=${OPEN_RATE:-2000}
 HEAVY_WORK_NS=${HEAVY_WORK_NS:-200000}
 # rxe_pool's heavy receive done(): well above rxe's own cost, so that what a light
 # QP waits for behind it is the heavy one's done(), not rxe
@@ -111,6 +114,7 @@ boot_bench() {
 	COUNT_DURATION=$COUNT_DURATION
 	FAKE_N=$FAKE_N
 	SLOW_WORK_NS=$SLOW_WORK_NS
+	OPEN_RATE=$OPEN_RATE
 	HEAVY_WORK_NS=$HEAVY_WORK_NS
 	POOL_HEAVY_NS=$POOL_HEAVY_NS
 	DEFER_US=$DEFER_US

@@ -15,8 +15,9 @@
 #   COUNT_DURATION  seconds per counting run of an upstream path (see below)
 #   FAKE_N     completions per fake_floor measurement
 #   FAKE_BUDGET  the engine's budget in fake_floor (0: its default)
-#   SLOW_WORK_NS, HEAVY_WORK_NS  CPU burned per completion (rxe_slow_consumer,
-#              rxe_heavy_flows)
+#   SLOW_WORK_NS, HEAVY_WORK_NS  CPU burned per completion (rxe_slow_consumer and
+#              rxe_open_slow, rxe_heavy_flows)
+#   OPEN_RATE  rxe_open_slow's messages per second (the open loop, --rate)
 #   POOL_HEAVY_NS  CPU burned by each receive done() of rxe_pool's heavy QP
 #
 # Records, one line each on stdout (the console prefixes "# "):
@@ -72,6 +73,8 @@ scenario_args() {
 	rxe_latency)       echo "--conns 1 --credits 1 --mix echo:1 --echo-size 64" ;;
 	rxe_bulk)          echo "--conns 2 --credits 16 --mix read:1,write:1 --chunk-size 65536" ;;
 	rxe_slow_consumer) echo "--conns 2 --credits 64 --mix echo:1 --echo-size 64 --work-ns $SLOW_WORK_NS $pp" ;;
+	# the open loop: messages come at OPEN_RATE whatever the server does
+	rxe_open_slow)     echo "--conns 2 --rate $OPEN_RATE --work-ns $SLOW_WORK_NS $pp" ;;
 	rxe_heavy_flows)   echo "--conns 4 --credits 16 --mix echo:1 --echo-size 64 --work-ns $HEAVY_WORK_NS" ;;
 	*) return 1 ;;
 	esac

@@ -128,5 +128,45 @@ class BestUpstream(unittest.TestCase):
         self.assertEqual(head.split().count("best"), 3)
 
 
+class OpenLoop(unittest.TestCase):
+    """rxe_open_slow: its drops are summed and shown, its events compared with upstream's."""
+
+    def setUp(self):
+        recs = []
+        for rep_ in range(3):
+            for p, n in (("upstream-wq", 1000), ("ocq-strict", 1000)):
+                r = rec(p, rep_, 0, n)
+                r["scenario"] = "rxe_open_slow"
+                r["demo"]["dropped"] = 2 if p == "ocq-strict" else 0
+                r["demo"]["backlog"] = 1 if p == "ocq-strict" else 0
+                recs.append(r)
+        recs.append({"scenario": "rxe_open_slow", "path": "upstream-wq", "repeat": 0,
+                     "count": {"events": 500, "runs": 500, "runs_rescheduled": 0,
+                               "empty_runs": 0, "overrun": 0},
+                     "demo": {"completions": 1000}})
+        self.res = aggregate.aggregate(recs, ["upstream-wq", "ocq-strict"])
+        self.e = self.res["rxe_open_slow"]["ocq-strict"]
+
+    def test_dropped_summed(self):
+        self.assertEqual(self.e["dropped"], 6)
+        self.assertEqual(self.e["backlog"], 3)
+        self.assertEqual(self.res["rxe_open_slow"]["upstream-wq"]["dropped"], 0)
+
+    def test_events_against_upstream(self):
+        # 10 events per 1000 completions against upstream-wq's traced 500
+        self.assertAlmostEqual(self.e["ratio_to_upstream_wq"]["events_per_1k"], 0.02)
+        self.assertEqual(self.e["best_upstream"]["events_per_1k"], ["upstream-wq", 500.0])
+
+    def test_tables_show_drops(self):
+        lines = aggregate.table("k:", self.res).splitlines()
+        head = [x for x in lines if x.startswith("path")][0].split()
+        row = [x for x in lines if x.startswith("ocq-strict")][0].split()
+        # the last three columns: drop, backlog, fail
+        self.assertEqual(head[-3:], ["drop", "backlog", "fail"])
+        self.assertEqual(row[-3:], ["6", "3", "0"])
+        rst = aggregate.rst_table("rxe_open_slow", self.res["rxe_open_slow"], "wq")
+        self.assertIn("drop backlog", rst.splitlines()[3])
+
+
 if __name__ == "__main__":
     unittest.main()
