@@ -761,13 +761,15 @@ static enum ocq_step ocq_deliver(struct ocq_engine *e)
 }
 
 /*
- * A pause is about to be set: a lease tick that sees it must not take it
- * for the pause it saw before.  The cmpxchg that sets OCQ_PAUSED orders
- * this before it; pairs with atomic_read_acquire() in ocq_engine_lease().
+ * The gate with a new pause set: OCQ_PAUSED, and the next generation, so
+ * that a lease tick that saw an earlier pause does not take this one for
+ * it (ocq_engine_lease()).
  */
-static void ocq_lease_renew(struct ocq_engine *e)
+static int ocq_pause_set(int old)
 {
-	atomic_inc(&e->lease_epoch);
+	unsigned int gen = (unsigned int)old + OCQ_PAUSE_GEN_ONE;
+
+	return (old & ~OCQ_PAUSE_GEN) | (gen & OCQ_PAUSE_GEN) | OCQ_PAUSED;
 }
 
 /* Paused: record it, and let the host end the pause after its limit. */
@@ -789,12 +791,11 @@ static void ocq_postpone(struct ocq_engine *e)
 	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
 	int old;
 
-	ocq_lease_renew(e);
 	old = atomic_read(gate);
 	do {
 		if (old & (OCQ_KICK | OCQ_RESUMED | OCQ_DEAD))
 			return;
-	} while (!atomic_try_cmpxchg(gate, &old, old | OCQ_PAUSED));
+	} while (!atomic_try_cmpxchg(gate, &old, ocq_pause_set(old)));
 	ocq_paused(e, true);
 }
 
@@ -1117,13 +1118,36 @@ void ocq_engine_pause(struct ocq_engine *e)
 	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
 	int old;
 
-	ocq_lease_renew(e);
 	old = atomic_read(gate);
 	do {
 		if (old & OCQ_DEAD)
 			return;
-	} while (!atomic_try_cmpxchg(gate, &old, old | OCQ_PAUSED));
+	} while (!atomic_try_cmpxchg(gate, &old, ocq_pause_set(old)));
 	ocq_paused(e, false);
+}
+
+/*
+ * Clear OCQ_PAUSED and start a run that arms once drained; with @gen >= 0
+ * only while the pause of that generation is in force.  *@old is the gate
+ * as last read, and as found when the resume did not happen.
+ */
+static bool ocq_unpause(struct ocq_engine *e, int *old, int gen)
+{
+	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
+	int val;
+
+	do {
+		if (*old & OCQ_DEAD)
+			return false;
+		if (gen >= 0 &&
+		    (!(*old & OCQ_PAUSED) || (*old & OCQ_PAUSE_GEN) != gen))
+			return false;
+		val = (*old & ~OCQ_PAUSED) | OCQ_RUN | OCQ_KICK | OCQ_RESUMED;
+	} while (!atomic_try_cmpxchg(gate, old, val));
+	trace_ocq_resume(e->cq);
+	if (!(*old & OCQ_RUN))
+		e->ops->schedule(e, OCQ_UNIT_CQ);
+	return true;
 }
 
 /**
@@ -1136,17 +1160,17 @@ void ocq_engine_pause(struct ocq_engine *e)
  */
 void ocq_engine_resume(struct ocq_engine *e)
 {
-	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
-	int old = atomic_read(gate), val;
+	int old = atomic_read(&e->units[OCQ_UNIT_CQ].gate);
 
-	do {
-		if (old & OCQ_DEAD)
-			return;
-		val = (old & ~OCQ_PAUSED) | OCQ_RUN | OCQ_KICK | OCQ_RESUMED;
-	} while (!atomic_try_cmpxchg(gate, &old, val));
-	trace_ocq_resume(e->cq);
-	if (!(old & OCQ_RUN))
-		e->ops->schedule(e, OCQ_UNIT_CQ);
+	ocq_unpause(e, &old, -1);
+}
+
+/* The lease's look at the gate: remember the pause in force, if any. */
+static bool ocq_lease_mark(struct ocq_engine *e, int gate)
+{
+	e->lease_marked = (gate & (OCQ_PAUSED | OCQ_DEAD)) == OCQ_PAUSED;
+	e->lease_mark = gate & OCQ_PAUSE_GEN;
+	return e->lease_marked;
 }
 
 /**
@@ -1156,17 +1180,17 @@ void ocq_engine_resume(struct ocq_engine *e)
  * A pause (ib_ocq_pause() or a postponed arm) that lasted a whole tick,
  * with no pause since the previous tick, ends: the engine resumes as if
  * ocq_engine_resume() had been called.  So a pause the ULP never ends, or
- * one that ib_drain_qp() waits behind, lasts two ticks at most.  A resume
- * and a new pause that land between the tick's look and its resume are
- * ended with the old pause (design.rst, the pause lease).
+ * one that ib_drain_qp() waits behind, lasts two ticks at most.  The tick
+ * ends only the pause it saw at the previous tick: the resume is a cmpxchg
+ * that checks the pause's generation in the gate word.
  *
  * Context: process context; never concurrently with itself.
  * Return: true while the engine is still paused: tick again later.
  */
 bool ocq_engine_lease(struct ocq_engine *e)
 {
-	bool paused = true;
-	int gate, epoch;
+	int gate = atomic_read(&e->units[OCQ_UNIT_CQ].gate);
+	bool ended = false;
 
 	/*
 	 * A read-side section like ocq_engine_event()'s: a resume that got
@@ -1174,22 +1198,15 @@ bool ocq_engine_lease(struct ocq_engine *e)
 	 * ocq_engine_disable() returns, so the host's cancel sees it.
 	 */
 	rcu_read_lock();
-	/* pairs with the cmpxchg that set OCQ_PAUSED after ocq_lease_renew() */
-	gate = atomic_read_acquire(&e->units[OCQ_UNIT_CQ].gate);
-	epoch = atomic_read(&e->lease_epoch);
-	if ((gate & (OCQ_PAUSED | OCQ_DEAD)) != OCQ_PAUSED) {
-		e->lease_mark = -1;
-		paused = false;
-	} else if (epoch != e->lease_mark) {
-		e->lease_mark = epoch;
-	} else {
-		e->lease_mark = -1;
-		WRITE_ONCE(e->lease_resumes, e->lease_resumes + 1);
-		ocq_engine_resume(e);
-		paused = false;
-	}
+	if (e->lease_marked)
+		ended = ocq_unpause(e, &gate, e->lease_mark);
 	rcu_read_unlock();
-	return paused;
+	if (ended) {
+		e->lease_marked = false;
+		WRITE_ONCE(e->lease_resumes, e->lease_resumes + 1);
+		return false;
+	}
+	return ocq_lease_mark(e, gate);
 }
 
 /**
@@ -1417,8 +1434,7 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 	atomic_long_set(&e->cq_errors, 0);
 	atomic_set(&e->stalled, OCQ_NO_STALL);
 	atomic_set(&e->claimed, 0);
-	atomic_set(&e->lease_epoch, 0);
-	e->lease_mark = -1;
+	e->lease_marked = false;
 
 	e->wcs = ocq_alloc(e, OCQ_BATCH, sizeof(*e->wcs));
 	if (!e->wcs)

@@ -26,6 +26,13 @@
 #define OCQ_DEAD BIT(3) /* torn down: schedule nothing more */
 #define OCQ_RESUMED BIT(4) /* CQ unit, postponed arm: arm when drained */
 #define OCQ_WATCHDOG BIT(5) /* CQ unit: the watchdog started this run */
+/*
+ * CQ unit: which pause is in force, counted modulo 2^23 by the cmpxchg that
+ * sets OCQ_PAUSED, so that the lease ends only the pause it saw
+ */
+#define OCQ_PAUSE_GEN_SHIFT 8
+#define OCQ_PAUSE_GEN_ONE BIT(OCQ_PAUSE_GEN_SHIFT)
+#define OCQ_PAUSE_GEN (0x7fffff << OCQ_PAUSE_GEN_SHIFT)
 
 #define OCQ_UNIT_CQ 0
 #define OCQ_NO_STALL (-1)
@@ -157,7 +164,6 @@ struct ocq_slot {
  * @stalled: unit the CQ run waits on for room, OCQ_STALL_ANY while it is
  *	parked, or OCQ_NO_STALL (A)
  * @claimed: %IB_OCQ_PARALLEL: next slot a worker processes (A)
- * @lease_epoch: bumped before every pause is set, see ocq_engine_lease() (A)
  * @wcs: completions of the last poll (C)
  * @wc_pos: first completion of @wcs not yet handed on (C)
  * @wc_cnt: completions in @wcs (C)
@@ -184,7 +190,9 @@ struct ocq_slot {
  * @taken: completions taken from the CQ; what a run took is its change
  *	across the run, which ocq.c feeds to DIM (C)
  * @wd_events: @events at the watchdog's last tick (W)
- * @lease_mark: @lease_epoch at the lease's last tick while paused, or -1 (L)
+ * @lease_mark: the pause generation (OCQ_PAUSE_GEN) the lease's last tick
+ *	saw, if @lease_marked (L)
+ * @lease_marked: the last tick found the engine paused (L)
  * @lease_resumes: pauses the lease ended (L)
  */
 struct ocq_engine {
@@ -208,7 +216,6 @@ struct ocq_engine {
 	atomic_long_t cq_errors;
 	atomic_t stalled;
 	atomic_t claimed;
-	atomic_t lease_epoch;
 
 	struct ib_wc *wcs;
 	unsigned int wc_pos;
@@ -233,6 +240,7 @@ struct ocq_engine {
 	u64 taken;
 	long wd_events;
 	int lease_mark;
+	bool lease_marked;
 	u64 lease_resumes;
 };
 

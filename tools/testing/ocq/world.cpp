@@ -655,8 +655,8 @@ void World::watchdog()
  * resume (MM_CH_LEASE, a timing assumption: the ticks are pause_ms apart,
  * not ordered by the kernel's memory model), so every pause it can see was
  * set after the first tick ended.  Ending one would end a pause younger
- * than a tick: the epoch that ocq_lease_renew() bumps before the pause is
- * set, and that the tick reads after its acquire of the gate, forbids it.
+ * than a tick: the pause generation in the gate word, which the cmpxchg
+ * that sets OCQ_PAUSED bumps and the tick's resume checks, forbids it.
  * The third tick may end a pause the second saw (coverage).  Time is not
  * modelled: a tick is a point the scheduler picks; the second waits for a
  * pause to look at (or for the end: nothing more will pause).  In
