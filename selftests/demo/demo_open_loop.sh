@@ -38,16 +38,22 @@ check_stream() {
 }
 
 # check_rate WHAT: posted + dropped + backlog (the messages due) at most RATE over MS
-# and at least half of it; at least 90 % of them posted
+# and at least half of it; at least 90 % of them posted; and no more posted than
+# RATE allows over the run's elapsed time, plus a tenth of a second's worth (a
+# pacer that ignored the clock would post them all at once; a slow guest only
+# makes elapsed_ms longer, the bound looser)
 check_rate() {
-	local i due want
+	local i due want el
 
 	i=$(demo_get issued)
 	due=$((i + $(demo_get dropped) + $(demo_get backlog)))
 	want=$((RATE * MS / 1000))
+	el=$(demo_get elapsed_ms)
 	[ "$due" -le "$want" ] || { echo "$1: $due due, more than $want"; return 1; }
 	[ $((due * 2)) -ge "$want" ] || { echo "$1: $due due, want about $want"; return 1; }
 	[ $((i * 10)) -ge $((due * 9)) ] || { echo "$1: $i of $due due posted"; return 1; }
+	[ "$i" -le $((RATE * el / 1000 + RATE / 10)) ] ||
+		{ echo "$1: $i posted in $el ms, faster than $RATE/s"; return 1; }
 }
 
 demo_load || ksft_fail "loading the modules failed"

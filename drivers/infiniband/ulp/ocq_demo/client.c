@@ -482,7 +482,9 @@ int od_cconn_stream(struct od_cconn *c)
 	wr.wr.wr_cqe = &m->send.cqe;
 	wr.wr.opcode = IB_WR_RDMA_WRITE_WITH_IMM;
 	wr.wr.ex.imm_data = cpu_to_be32(c->next_xid);
-	if (!test_bit(OD_CONN_UP, &c->flags))
+	if (!test_bit(OD_CONN_UP, &c->flags) ||
+	    test_bit(OD_CONN_DOWN, &c->flags) ||
+	    test_bit(OD_CONN_FAILED, &c->flags))
 		ret = -ENOTCONN;
 	else
 		ret = ib_sq_acct_post_send(&c->acct, c->qp, &wr.wr, false, NULL,

@@ -555,7 +555,8 @@ struct od_result {
  *	capped at @p.calls (pacer; read racily while it runs)
  * @paced: open loop: messages posted or dropped so far (pacer)
  * @pace_conn: open loop: the connection of the next message (pacer)
- * @pace_ended: open loop: the pacer saw the run stopping (pacer)
+ * @pace_ended: open loop: the pacer saw the run stopping and posts no more
+ *	(pacer writes with release; od_stream_outstanding() acquires)
  * @res: final result, once the run ended (M)
  * @error: reason of the last refused command (M)
  * @runs: runs started (M)

@@ -472,6 +472,33 @@ static int od_alloc_pd(struct od_run *run, struct od_side *side)
 	return 0;
 }
 
+/*
+ * Queue sizes the device cannot hold are refused here, with the reason,
+ * rather than by the connection's accept later, which shows only as a
+ * rejected connection.
+ */
+static int od_check_qp_caps(struct od_run *run, const struct ib_qp_cap *cap)
+{
+	u32 max = run->dev->attrs.max_qp_wr;
+
+	if (cap->max_send_wr <= max && cap->max_recv_wr <= max)
+		return 0;
+	pr_info("run %u: a QP of %u sends and %u receives: the device takes %u\n",
+		run->gen, cap->max_send_wr, cap->max_recv_wr, max);
+	return -EINVAL;
+}
+
+static int od_check_cqe(struct od_run *run, int ccqe, int scqe)
+{
+	int max = run->dev->attrs.max_cqe;
+
+	if (ccqe <= max && scqe <= max)
+		return 0;
+	pr_info("run %u: CQs of %d and %d entries: the device takes %d\n",
+		run->gen, ccqe, scqe, max);
+	return -EINVAL;
+}
+
 /* Buffers of every connection, then the CQs sized for all of them. */
 static int od_run_build(struct od_run *run)
 {
@@ -489,9 +516,14 @@ static int od_run_build(struct od_run *run)
 			break;
 		od_cconn_qp_caps(&run->cconns[i], &cap);
 		ccqe += cap.max_send_wr + cap.max_recv_wr;
+		ret = od_check_qp_caps(run, &cap);
 		od_sconn_qp_caps(&run->sconns[i], &cap);
 		scqe += cap.max_send_wr + cap.max_recv_wr;
+		if (!ret)
+			ret = od_check_qp_caps(run, &cap);
 	}
+	if (!ret)
+		ret = od_check_cqe(run, ccqe, scqe);
 	if (!ret)
 		ret = od_cq_create(run, &run->cli.cq, ccqe, od_client_process);
 	if (!ret)

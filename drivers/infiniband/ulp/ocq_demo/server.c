@@ -382,11 +382,17 @@ void od_server_process(struct ib_wc *wc)
 	r->verdict = od_srv_verify(r->sconn, r, wc);
 }
 
-/* Check a sequence number's place in its connection's; the lock is held. */
-static void od_srv_sequence(struct od_sconn *s, u32 xid)
+/*
+ * Check a sequence number's place in its connection's; the lock is held.
+ * Return: false if the number was seen already (a duplicate).
+ */
+static bool od_srv_sequence(struct od_sconn *s, u32 xid)
 {
+	bool dup;
+
 	lockdep_assert_held(&s->lock);
-	if (__test_and_set_bit(xid % OD_SEEN_WINDOW, s->seen))
+	dup = __test_and_set_bit(xid % OD_SEEN_WINDOW, s->seen);
+	if (dup)
 		s->cnt.duplicated++;
 	/* forget the call a half window back: its slot will be reused */
 	__clear_bit((xid + OD_SEEN_WINDOW / 2) % OD_SEEN_WINDOW, s->seen);
@@ -394,6 +400,7 @@ static void od_srv_sequence(struct od_sconn *s, u32 xid)
 		s->cnt.reorders++;
 	else
 		s->max_xid = xid + 1;
+	return !dup;
 }
 
 /* Check a call's place in its connection's sequence; the lock is held. */
@@ -510,8 +517,9 @@ static void od_srv_msg_done(struct ib_cq *cq, struct ib_wc *wc)
 	spin_lock_bh(&s->lock);
 	if (ret || bad)
 		s->cnt.errors++;
-	od_srv_sequence(s, be32_to_cpu(wc->ex.imm_data));
-	s->cnt.calls++;
+	/* a duplicate is not taken: it must not hide a message lost */
+	if (od_srv_sequence(s, be32_to_cpu(wc->ex.imm_data)))
+		s->cnt.calls++;
 	spin_unlock_bh(&s->lock);
 	atomic64_inc(&run->completed);
 out:

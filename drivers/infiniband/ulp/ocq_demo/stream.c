@@ -14,9 +14,8 @@
  * whatever path the run has, and burns work_ns on it.
  *
  * Why a kthread with usleep_range() and not an hrtimer: posting takes the
- * connection's lock with spin_lock_bh() and enters the provider's post
- * path, which is for process context, not for an hrtimer callback's
- * interrupt context; and the pacer counts what fell due by the clock, so
+ * connection's lock with spin_lock_bh(), which a hard-interrupt timer
+ * callback must not; and the pacer counts what fell due by the clock, so
  * a late wake-up (under TCG one can be milliseconds late) posts what it
  * owes in one go instead of lowering the rate, which a timer per message
  * would not.  One wake-up per OD_PACE_US also keeps the pacer's cost per
@@ -75,7 +74,12 @@ static void od_pace(struct od_run *run)
 		return;
 	WRITE_ONCE(run->due, od_pace_due(run));
 	if (stopping) {
-		run->pace_ended = true;
+		/*
+		 * Posts nothing more.  Pairs with smp_load_acquire() in
+		 * od_stream_outstanding(): who sees this sees every post's
+		 * next_xid.
+		 */
+		smp_store_release(&run->pace_ended, true);
 		return;
 	}
 	while (run->paced < run->due && !READ_ONCE(run->stopping)) {
@@ -169,13 +173,21 @@ u64 od_stream_backlog(struct od_run *run)
  * od_stream_outstanding - open loop: messages posted and not yet taken
  * @run: the run, active
  *
+ * Until the pacer has seen the run stopping it may be posting a message
+ * whose next_xid is not counted yet: the run is not quiet, whatever the
+ * connections say.
+ *
  * Context: any; a racy sum while the run goes on.
- * Return: the count.
+ * Return: the count, at least 1 while the pacer may still post.
  */
 u32 od_stream_outstanding(struct od_run *run)
 {
 	u32 n = 0;
 	int i;
+
+	/* pairs with smp_store_release() in od_pace() */
+	if (!smp_load_acquire(&run->pace_ended))
+		return 1;
 
 	for (i = 0; i < run->p.conns; i++)
 		n += od_stream_pending(run, i);
