@@ -85,6 +85,12 @@ enum ib_ocq_mode {
 
 /* Leave the CQ unarmed when drained, until ib_ocq_resume() (postponed arm) */
 #define IB_OCQ_POSTPONE_ARM BIT(0)
+/*
+ * Software DIM for the deferred re-arm: DIM picks the delay, at most
+ * &ib_ocq_attr.defer_usecs, and a run defers only once it took an adapted
+ * number of completions, two at least
+ */
+#define IB_OCQ_DEFER_DIM BIT(1)
 
 /* &ib_ocq_attr.budget at most */
 #define IB_OCQ_MAX_BUDGET SZ_1M
@@ -111,7 +117,7 @@ enum ib_ocq_mode {
  * struct ib_ocq_attr - how an ordered completion queue processes completions
  * @mode: ordering domains, see &enum ib_ocq_mode
  * @policy: arm policy, %IB_ARM_AUTO for the provider's table entry
- * @flags: %IB_OCQ_POSTPONE_ARM
+ * @flags: %IB_OCQ_POSTPONE_ARM, %IB_OCQ_DEFER_DIM
  * @budget: completions one run may dispatch before it yields its worker;
  *	0 for the default
  * @nr_domains: %IB_OCQ_FLOW: number of flow domains; %IB_OCQ_PARALLEL:
@@ -138,7 +144,17 @@ enum ib_ocq_mode {
  *	when the load stops.  In %IB_OCQ_FLOW and %IB_OCQ_PARALLEL a run
  *	that leaves work in the domains parks instead, as without it.  0
  *	(the default) arms at once; at most %IB_OCQ_MAX_DEFER_USECS.  Not
- *	with %IB_OCQ_POSTPONE_ARM nor on %IB_POLL_DIRECT; no DIM with it.
+ *	with %IB_OCQ_POSTPONE_ARM nor on %IB_POLL_DIRECT; no DIM with it,
+ *	but see %IB_OCQ_DEFER_DIM.  With %IB_OCQ_DEFER_DIM (software DIM,
+ *	for providers without modify_cq) @defer_usecs is the ceiling: the
+ *	delay follows the DIM profile that rdma_dim() picks from the
+ *	completions each run takes, from @defer_usecs / 9 to @defer_usecs;
+ *	and the arm is deferred only once a threshold of completions, at
+ *	least two, was taken since the last arm or deferral, so that at one
+ *	completion per event (low load) nothing is deferred.  The threshold
+ *	doubles (up to 16) after a deferral after which no check found as
+ *	many again before the CQ was armed, is two again after one after
+ *	which a check did, and halves after 16 checks that found too few.
  * @defer_polls: with @defer_usecs: 0 for %IB_OCQ_DEFAULT_DEFER_POLLS, at
  *	most %IB_OCQ_MAX_DEFER_POLLS; must be 0 without it
  *

@@ -6,7 +6,11 @@
  * and delivers everything once, in order; once the stream stops, the
  * timer's polls run out and the CQ ends armed, so that a completion pushed
  * after idle comes through one event; bad attributes are refused; an OCQ
- * freed while a deferral is pending goes cleanly.
+ * freed while a deferral is pending goes cleanly.  With software DIM
+ * (%IB_OCQ_DEFER_DIM) single completions are never deferred, each comes
+ * through its event, pairs stop deferring once a deferral of one did not
+ * pay, triples defer again once runs of them halved the threshold,
+ * and bursts are deferred.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,6 +42,18 @@
 #define FAKE_DFR_SHORT 1000
 /* the stream's pause between two pushes: well under the timer's period */
 #define FAKE_DFR_GAP_US 20
+/*
+ * software DIM: its empty polls; single completions; pairs, and how many
+ * may defer; attempts at the threshold's return; the pause between bursts
+ */
+#define FAKE_DFR_DIM_POLLS 100
+#define FAKE_DFR_SINGLES 64
+#define FAKE_DFR_PAIRS 32
+#define FAKE_DFR_PAIRS_DEFERRED (FAKE_DFR_PAIRS / 4)
+#define FAKE_DFR_TRIPLES 48
+#define FAKE_DFR_BURST_GAP_US 50
+/* software DIM's bursts: at most this fraction of an event per completion */
+#define FAKE_DFR_DIM_RATIO 2
 /* with the deferred re-arm, at most this fraction of the events without */
 #define FAKE_DFR_RATIO 4
 /* an idle interval: 2000 of the timer's periods */
@@ -52,6 +68,7 @@
  * @fcq: its fake CQ
  * @mode: its mode
  * @poll_ctx: its poll context
+ * @flags: &ib_ocq_attr.flags of the next fake_dfr_create()
  * @qps: the QPs; in flow mode each is a flow (its qp_num the flow key)
  * @reqs: each QP's requests
  * @pushed: completions pushed (test thread)
@@ -68,6 +85,7 @@ struct fake_dfr {
 	struct fake_cq *fcq;
 	enum ib_ocq_mode mode;
 	enum ib_poll_context poll_ctx;
+	unsigned int flags;
 	struct fake_flow qps[FAKE_DFR_QPS];
 	struct fake_req reqs[FAKE_DFR_QPS][FAKE_DFR_REQS];
 	u64 pushed;
@@ -157,6 +175,7 @@ static int fake_dfr_create(struct fake_dfr *h, struct fake_dev *fdev,
 {
 	struct ib_ocq_attr attr = {
 		.mode = h->mode,
+		.flags = h->flags,
 		.nr_domains = FAKE_DFR_QPS,
 		.defer_usecs = usecs,
 		.defer_polls = polls,
@@ -259,6 +278,26 @@ static bool fake_dfr_stream(struct fake_dfr *h, u32 n)
 		usleep_range(FAKE_DFR_GAP_US, 2 * FAKE_DFR_GAP_US);
 	}
 	return fake_dfr_wait_all(h);
+}
+
+/*
+ * @n completions in bursts of %FAKE_DFR_AHEAD, the next burst
+ * %FAKE_DFR_BURST_GAP_US after the last was delivered; wait until all are.
+ */
+static bool fake_dfr_bursts(struct fake_dfr *h, u32 n)
+{
+	u32 i = 0;
+
+	while (i < n) {
+		while (i < n && fake_dfr_room(h)) {
+			fake_dfr_push(h);
+			i++;
+		}
+		if (!fake_dfr_wait_all(h))
+			return false;
+		usleep_range(FAKE_DFR_BURST_GAP_US, 2 * FAKE_DFR_BURST_GAP_US);
+	}
+	return true;
 }
 
 static void fake_dfr_print(const char *name, const struct ib_ocq_stats *s)
@@ -392,6 +431,144 @@ static void fake_dfr_mode(struct fake_dfr *h, struct fake_dev *fdev,
 	fake_dfr_free(h);
 }
 
+/* Push @n completions back to back and wait until all are delivered. */
+static bool fake_dfr_push_n(struct fake_dfr *h, u32 n)
+{
+	while (n--)
+		fake_dfr_push(h);
+	return fake_dfr_wait_all(h);
+}
+
+/* The OCQ's deferred runs so far. */
+static u64 fake_dfr_defers(struct fake_dfr *h)
+{
+	struct ib_ocq_stats s;
+
+	fake_dfr_stats(h, &s);
+	return s.defers;
+}
+
+/*
+ * Push @n back to back, wait until they are delivered and the CQ is armed
+ * again; true in *@deferred if a run deferred the arm meanwhile.
+ */
+static bool fake_dfr_round(struct fake_dfr *h, u32 n, bool *deferred)
+{
+	u64 before = fake_dfr_defers(h);
+
+	if (!fake_dfr_check(h, fake_dfr_push_n(h, n), "a round delivered") ||
+	    !fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the CQ armed again after a round"))
+		return false;
+	*deferred = fake_dfr_defers(h) != before;
+	return true;
+}
+
+/* (e1): single completions never defer; each comes through its event. */
+static bool fake_dfr_dim_singles(struct fake_dfr *h)
+{
+	struct ib_ocq_stats s0, s1;
+	bool deferred = false, ok = true;
+	u32 i;
+
+	fake_dfr_stats(h, &s0);
+	for (i = 0; ok && !deferred && i < FAKE_DFR_SINGLES; i++)
+		ok = fake_dfr_round(h, 1, &deferred);
+	fake_dfr_stats(h, &s1);
+	fake_dfr_print("dim_singles", &s1);
+	return ok && fake_dfr_all_ok(h, &s1) &&
+	       fake_dfr_check(h, !deferred,
+			      "no single completion deferred the arm") &&
+	       fake_dfr_check(h, s1.events - s0.events == FAKE_DFR_SINGLES,
+			      "each came through its own event");
+}
+
+/*
+ * (e2): pairs.  The first pair a run takes whole defers; nothing comes
+ * while the timer polls, so the threshold doubles and later pairs arm,
+ * until OCQ_DEFER_DIM_DECAY short runs (8 pairs at least) halve it and
+ * one defers again: at most %FAKE_DFR_PAIRS_DEFERRED of %FAKE_DFR_PAIRS
+ * (a quarter) do, where every pair a run takes whole would without it.
+ */
+static bool fake_dfr_dim_pairs(struct fake_dfr *h)
+{
+	u32 i, n = 0;
+	bool ok = true, deferred;
+
+	for (i = 0; ok && i < FAKE_DFR_PAIRS; i++) {
+		ok = fake_dfr_round(h, 2, &deferred);
+		n += deferred;
+	}
+	pr_info("# dim_pairs: %u of %u pairs deferred the arm\n", n,
+		FAKE_DFR_PAIRS);
+	return ok && fake_dfr_check(h, n <= FAKE_DFR_PAIRS_DEFERRED,
+				    "the threshold grew: later pairs arm");
+}
+
+/*
+ * (e3): after the pairs the threshold is above two, and a triple a run
+ * takes whole does not defer; once runs that took too few have halved it
+ * (OCQ_DEFER_DIM_DECAY of them: each round has one at least), a run that
+ * takes two or three completions defers again: one of %FAKE_DFR_TRIPLES
+ * rounds at least must.
+ */
+static bool fake_dfr_dim_decay(struct fake_dfr *h)
+{
+	bool ok = true, deferred = false;
+	u32 i;
+
+	for (i = 0; ok && !deferred && i < FAKE_DFR_TRIPLES; i++)
+		ok = fake_dfr_round(h, 3, &deferred);
+	pr_info("# dim_decay: %s after %u rounds of three\n",
+		deferred ? "deferred" : "not deferred", i);
+	return ok && fake_dfr_check(h, deferred,
+				    "triples defer once the threshold decayed");
+}
+
+/*
+ * Software DIM, (e) of fake_defer, on one OCQ (%FAKE_DFR_DIM_POLLS empty
+ * polls, so that the timer polls for a millisecond at least): singles,
+ * pairs, triples, then %FAKE_DFR_SHORT completions in
+ * bursts of %FAKE_DFR_AHEAD, which must be deferred with fewer events than
+ * half the completions, the CQ armed once idle.
+ */
+static void fake_dfr_dim(struct fake_dfr *h, struct fake_dev *fdev,
+			 const struct fake_scenario *sc, struct fake_ktap *k)
+{
+	struct ib_ocq_stats s0, s1;
+	bool ok;
+
+	fake_dfr_reset(h, IB_OCQ_STRICT, IB_POLL_WORKQUEUE);
+	h->flags = IB_OCQ_DEFER_DIM;
+	if (fake_dfr_create(h, fdev, sc, FAKE_DFR_USECS, FAKE_DFR_DIM_POLLS)) {
+		fake_result(k, false, "dim_singles", "ib_ocq_alloc() failed");
+		return;
+	}
+	ok = fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the new CQ is armed") &&
+	     fake_dfr_dim_singles(h);
+	fake_result(k, ok, "dim_singles", NULL);
+	ok = ok && fake_dfr_dim_pairs(h);
+	fake_result(k, ok, "dim_pairs", ok ? NULL : "after a failure");
+	ok = ok && fake_dfr_dim_decay(h);
+	fake_result(k, ok, "dim_decay", ok ? NULL : "after a failure");
+
+	fake_dfr_stats(h, &s1);
+	ok = ok && fake_dfr_bursts(h, FAKE_DFR_SHORT);
+	fake_dfr_stats(h, &s0);
+	fake_dfr_print("dim_bursts", &s0);
+	ok = ok && fake_dfr_all_ok(h, &s0) &&
+	     fake_dfr_check(h, s0.defers > s1.defers, "bursts were deferred") &&
+	     fake_dfr_check(h,
+			    (s0.events - s1.events) * FAKE_DFR_DIM_RATIO <
+				    s0.completions - s1.completions,
+			    "far fewer events than completions") &&
+	     fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the CQ ends empty and armed");
+	fake_result(k, ok, "dim_bursts", ok ? NULL : "after a failure");
+	fake_dfr_free(h);
+}
+
 /* A short stream in another poll context: delivered, deferred, armed. */
 static void fake_dfr_ctx(struct fake_dfr *h, struct fake_dev *fdev,
 			 const struct fake_scenario *sc,
@@ -464,6 +641,20 @@ static const struct fake_dfr_attr fake_dfr_attrs[] = {
 	  .usecs = FAKE_DFR_USECS,
 	  .ok = true },
 	{ .name = "direct_without_defer", .direct = true, .ok = true },
+	{ .name = "bad_dim_without_usecs", .flags = IB_OCQ_DEFER_DIM },
+	{ .name = "bad_dim_postpone",
+	  .flags = IB_OCQ_DEFER_DIM | IB_OCQ_POSTPONE_ARM,
+	  .usecs = FAKE_DFR_USECS },
+	{ .name = "bad_dim_direct",
+	  .flags = IB_OCQ_DEFER_DIM,
+	  .usecs = FAKE_DFR_USECS,
+	  .direct = true },
+	{ .name = "bad_flags", .flags = BIT(2), .usecs = FAKE_DFR_USECS },
+	{ .name = "dim_flow",
+	  .mode = IB_OCQ_FLOW,
+	  .flags = IB_OCQ_DEFER_DIM,
+	  .usecs = IB_OCQ_MAX_DEFER_USECS,
+	  .ok = true },
 };
 
 static void fake_dfr_process(struct ib_cq *cq, struct ib_wc *wc)
@@ -636,6 +827,7 @@ int fake_run_defer(const struct fake_scenario *sc, struct fake_dev *fdev,
 	fake_dfr_ctx(h, fdev, sc, IB_POLL_SOFTIRQ, "softirq_defer", k);
 	fake_dfr_ctx(h, fdev, sc, IB_POLL_UNBOUND_WORKQUEUE, "unbound_defer",
 		     k);
+	fake_dfr_dim(h, fdev, sc, k);
 	fake_dfr_attrs_run(fdev, k);
 	fake_dfr_teardown(h, fdev, sc, k);
 	fake_dfr_pool(fdev, k);

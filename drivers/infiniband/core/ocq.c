@@ -151,14 +151,17 @@ static void ib_ocq_iop_sched(struct ocq_work *w)
 /*
  * Run @w's unit.  DIM gets one sample per event cycle, as from ib_cq's
  * poll runs that end armed: what the CQ runs took from the CQ since the
- * last run that ended with the CQ armed.  Runs that yield, back off or
- * park (flow and parallel mode, domains busy) add to the next sample.
+ * last run that ended with the CQ armed, or (software DIM) with the re-arm
+ * deferred after taking completions, the timer's next run being the
+ * cycle's event.  Runs that yield, back off or park (flow and parallel
+ * mode, domains busy), and the timer's runs that find nothing and defer
+ * again, add to the next sample.
  */
 static void ib_ocq_run(struct ocq_work *w)
 {
 	struct ib_ocq *ocq = w->ocq;
 	struct ocq_engine *e = &ocq->engine;
-	u64 before;
+	u64 before, defers;
 
 	if (w->unit != OCQ_UNIT_CQ || !ocq->dim) {
 		ocq_engine_run(e, w->unit);
@@ -170,9 +173,11 @@ static void ib_ocq_run(struct ocq_work *w)
 	 * this run's until the next run of the same item.
 	 */
 	before = READ_ONCE(e->taken);
+	defers = READ_ONCE(e->defers);
 	ocq_engine_run(e, w->unit);
 	ocq->dim_taken += READ_ONCE(e->taken) - before;
-	if (READ_ONCE(e->armed)) {
+	if (READ_ONCE(e->armed) ||
+	    (READ_ONCE(e->defers) != defers && ocq->dim_taken)) {
 		rdma_dim(ocq->dim, ocq->dim_taken);
 		ocq->dim_taken = 0;
 	}
@@ -276,12 +281,12 @@ static void ib_ocq_defer(struct ocq_engine *e)
 {
 	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
 	enum hrtimer_mode mode = HRTIMER_MODE_REL_PINNED_SOFT;
+	/* pairs with WRITE_ONCE() in ib_ocq_dim_work(): one deferral's delay */
+	u64 ns = (u64)READ_ONCE(ocq->defer_usecs) * NSEC_PER_USEC;
 
 	if (ocq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE)
 		mode = HRTIMER_MODE_REL_SOFT;
-	hrtimer_start(&ocq->defer,
-		      ns_to_ktime((u64)ocq->attr.defer_usecs * NSEC_PER_USEC),
-		      mode);
+	hrtimer_start(&ocq->defer, ns_to_ktime(ns), mode);
 }
 
 static const struct ocq_engine_ops ib_ocq_engine_ops = {
@@ -403,6 +408,11 @@ static int ib_ocq_info_show(struct seq_file *m, void *unused)
 		   cq->cqe, ocq->pooled);
 	seq_printf(m, "defer_usecs %u\ndefer_polls %u\n", ocq->attr.defer_usecs,
 		   ocq->engine.defer_polls);
+	seq_printf(m, "dim %s\ndefer_usecs_now %u\n",
+		   !ocq->dim			      ? "off" :
+		   ocq->attr.flags & IB_OCQ_DEFER_DIM ? "defer" :
+							"provider",
+		   READ_ONCE(ocq->defer_usecs));
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_info);
@@ -496,15 +506,32 @@ static u16 ib_ocq_dim_usec(unsigned int ix)
 	return 2 << (ix / 2);
 }
 
-/* DIM moved to another profile: tell the provider. */
+/*
+ * Software DIM (%IB_OCQ_DEFER_DIM): the deferred re-arm's delay of a
+ * profile, in even steps from a ninth of &ib_ocq_attr.defer_usecs (the
+ * first profile) to all of it (the last).
+ */
+static unsigned int ib_ocq_dim_defer(const struct ib_ocq *ocq, unsigned int ix)
+{
+	return max(1U, ocq->attr.defer_usecs * (ix + 1) /
+			       RDMA_DIM_PARAMS_NUM_PROFILES);
+}
+
+/* DIM moved to another profile: tell the provider, or the timer. */
 static void ib_ocq_dim_work(struct work_struct *work)
 {
 	struct dim *dim = container_of(work, struct dim, work);
-	struct ib_cq *cq = dim->priv;
+	struct ib_ocq *ocq = dim->priv;
+	struct ib_cq *cq = ocq->cq;
 	unsigned int ix = min_t(unsigned int, dim->profile_ix,
 				RDMA_DIM_PARAMS_NUM_PROFILES - 1);
 
 	dim->state = DIM_START_MEASURE;
+	if (ocq->attr.flags & IB_OCQ_DEFER_DIM) {
+		/* pairs with READ_ONCE() in ib_ocq_defer(), the next deferral */
+		WRITE_ONCE(ocq->defer_usecs, ib_ocq_dim_defer(ocq, ix));
+		return;
+	}
 	cq->device->ops.modify_cq(cq, ib_ocq_dim_count(ix),
 				  ib_ocq_dim_usec(ix));
 }
@@ -512,21 +539,29 @@ static void ib_ocq_dim_work(struct work_struct *work)
 /*
  * As ib_alloc_cq(): DIM on a device that can moderate and wants it; as
  * there, a CQ for which DIM's state cannot be allocated goes without.
+ * With %IB_OCQ_DEFER_DIM on any device: DIM of the deferral's delay (the
+ * deferred re-arm is moderation of its own, so never the provider's too).
  */
 static void ib_ocq_dim_init(struct ib_ocq *ocq)
 {
 	struct ib_device *dev = ocq->cq->device;
+	bool soft = ocq->attr.flags & IB_OCQ_DEFER_DIM;
 	struct dim *dim;
 
-	if (!dev->ops.modify_cq || !dev->use_cq_dim)
+	if (!soft &&
+	    (ocq->attr.defer_usecs || !dev->ops.modify_cq || !dev->use_cq_dim))
 		return;
+	/* without DIM's state a soft CQ keeps its ceiling, a fixed delay */
 	dim = ib_ocq_kvcalloc(1, sizeof(*dim));
 	if (!dim)
 		return;
+	if (soft)
+		ocq->defer_usecs =
+			ib_ocq_dim_defer(ocq, RDMA_DIM_START_PROFILE);
 	dim->state = DIM_START_MEASURE;
 	dim->tune_state = DIM_GOING_RIGHT;
 	dim->profile_ix = RDMA_DIM_START_PROFILE;
-	dim->priv = ocq->cq;
+	dim->priv = ocq;
 	INIT_WORK(&dim->work, ib_ocq_dim_work);
 	ocq->dim = dim;
 }
@@ -621,6 +656,7 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	ocq->attr = attr ? *attr : defaults;
 	ocq->poll_ctx = poll_ctx;
 	ocq->watchdog_ms = ocq->attr.watchdog_ms;
+	ocq->defer_usecs = ocq->attr.defer_usecs;
 	ocq->pause_ms = ocq->attr.pause_ms ?: IB_OCQ_DEFAULT_PAUSE_MS;
 	INIT_DELAYED_WORK(&ocq->watchdog, ib_ocq_watchdog);
 	INIT_DELAYED_WORK(&ocq->lease, ib_ocq_lease);
@@ -652,9 +688,7 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 		ret = ib_ocq_alloc_works(ocq);
 		if (ret)
 			goto out_destroy_engine;
-		/* the deferred re-arm is moderation of its own: no DIM on top */
-		if (!ocq->attr.defer_usecs)
-			ib_ocq_dim_init(ocq);
+		ib_ocq_dim_init(ocq);
 	}
 	ret = ib_ocq_publish(ocq);
 	if (ret)

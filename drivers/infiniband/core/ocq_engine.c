@@ -27,6 +27,13 @@
  * CQ after finding work does not arm it either: it keeps OCQ_RUN and the
  * host starts the next run after the delay (ocq_defer()); only once
  * e->defer_polls of those runs in a row found nothing is the CQ armed.
+ * With %IB_OCQ_DEFER_DIM the arm is deferred only once e->defer_min
+ * completions, at least two, were taken since the last confirmed arm or
+ * deferral; with fewer the CQ is armed as without it.  The threshold
+ * doubles, up to OCQ_BATCH, after a deferral that did not pay (no later
+ * check found that many again before the CQ was armed), drops back to two
+ * after one that did, and halves after OCQ_DEFER_DIM_DECAY checks that
+ * found too few (ocq_defer_adapt(), at the arm).
  *
  * Who may clear what: OCQ_KICK and OCQ_RESUMED are cleared only by the
  * pass that begins (ocq_pass_begin()), which then owns what they asked
@@ -340,9 +347,13 @@ static void ocq_yield(struct ocq_engine *e, unsigned int unit, bool later)
  */
 static void ocq_defer(struct ocq_engine *e)
 {
+	/* a deferral of a batch starts what ocq_defer_adapt() judges */
+	if (!e->defer_chain && e->defer_got >= e->defer_min)
+		e->defer_chain = e->runs;
 	WRITE_ONCE(e->defers, e->defers + 1);
 	trace_ocq_defer(e->cq);
 	e->ops->defer(e);
+	e->defer_got = 0;
 }
 
 static bool ocq_stopped(struct ocq_engine *e, unsigned int unit)
@@ -816,19 +827,67 @@ static bool ocq_park(struct ocq_engine *e)
 
 /*
  * Deferred re-arm, the CQ drained: whether the run leaves it unarmed and
- * polls again after the host's delay.  A run that found work does (a poll
- * that finds completions starts the count again, ocq_poll()); one that
- * found nothing spends one of e->defer_polls.  Once they are spent every
- * run arms until an arm is confirmed, so that a provider that fails the
- * arm is backed off from as without the deferral.
+ * polls again after the host's delay.  If at least e->defer_min
+ * completions were taken since the last confirmed arm or deferral (@got,
+ * e->defer_got with the last poll's), it does (a poll that finds
+ * completions starts the count of empty runs again, ocq_poll()); if
+ * fewer, but some, it arms at once: with %IB_OCQ_DEFER_DIM a single
+ * completion per event is the load at which a deferral would only add
+ * latency.  A run that found nothing since spends one of e->defer_polls.
+ * Once they are spent every run arms until an arm is confirmed, so that a
+ * provider that fails the arm is backed off from as without the deferral.
  */
-static bool ocq_defer_due(struct ocq_engine *e, bool found)
+static bool ocq_defer_due(struct ocq_engine *e, unsigned int got)
 {
-	if (found)
+	if (got >= e->defer_min) {
+		/* a batch again after a deferral of one: that deferral paid */
+		if (e->defer_chain)
+			e->defer_paid = true;
 		return true;
+	}
+	if (got) {
+		/* ocq_defer_adapt() halves a grown threshold after enough */
+		if (e->defer_min > OCQ_DEFER_DIM_MIN)
+			e->defer_short++;
+		return false;
+	}
 	if (e->defer_idle < e->defer_polls)
 		e->defer_idle++;
 	return e->defer_idle < e->defer_polls;
+}
+
+/*
+ * %IB_OCQ_DEFER_DIM, the CQ armed: if the arm had been deferred since the
+ * last arm, adapt the threshold.  A deferral that paid (a later run took
+ * a batch of the threshold's size again: the timer's polls replace events
+ * under load) brings it back to two; one that did not doubles it, up to
+ * OCQ_BATCH: at one request in flight a run may take a request's two
+ * completions, and the timer's runs find a straggler at most (the next
+ * send's completion) while the reply waits for them: a deferral there
+ * adds latency and saves an event or none.  A run that takes OCQ_BATCH
+ * completions always defers.
+ */
+static void ocq_defer_adapt(struct ocq_engine *e)
+{
+	bool chain = e->defer_chain, paid = e->defer_paid;
+
+	e->defer_chain = 0;
+	e->defer_paid = false;
+	if (!(e->flags & IB_OCQ_DEFER_DIM))
+		return;
+	if (chain) {
+		e->defer_min = paid ? OCQ_DEFER_DIM_MIN :
+				      min(e->defer_min * 2, OCQ_BATCH);
+		e->defer_short = 0;
+	} else if (e->defer_short >= OCQ_DEFER_DIM_DECAY) {
+		/*
+		 * OCQ_DEFER_DIM_DECAY checks found too few since it moved:
+		 * a load whose runs take a few completions each tries the
+		 * deferral again, instead of never once the threshold grew
+		 */
+		e->defer_min /= 2;
+		e->defer_short = 0;
+	}
 }
 
 /* A poll that does not arm: the arm is postponed, deferred or parked. */
@@ -851,16 +910,18 @@ static void ocq_poll_account(struct ocq_engine *e, int n,
 	WRITE_ONCE(e->repolls, e->repolls + cnt->repolls);
 	e->wc_pos = 0;
 	e->wc_cnt = max(n, 0);
+	e->defer_got += e->wc_cnt;
 	WRITE_ONCE(e->taken, e->taken + e->wc_cnt);
 }
 
 /*
  * Take the next batch from the CQ into e->wcs, and arm the CQ once it is
  * drained, unless the arm is postponed (no resume taken by this pass), the
- * domains hold work, or the arm is deferred (@found: the run took
- * completions before this poll).  Return what the poll came to.
+ * domains hold work, or the arm is deferred (e->defer_got: completions
+ * taken since the last confirmed arm or deferral).  Return what the poll
+ * came to.
  */
-static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool found)
+static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
 {
 	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
 	bool busy = !postpone && ocq_domains_busy(e);
@@ -871,8 +932,15 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool found)
 
 	if (postpone || busy || defer) {
 		n = ocq_poll_plain(e, &st, &cnt);
-		if (defer && n >= 0 && st != IB_PN_MORE)
-			defer = ocq_defer_due(e, found || n);
+		/*
+		 * Too few completions to defer (e->defer_min): this poll's
+		 * are handed on as a batch of their own, and the next poll,
+		 * which finds the count still short, arms.
+		 */
+		if (defer && n > 0 && e->defer_got + n < e->defer_min)
+			st = IB_PN_MORE;
+		else if (defer && n >= 0 && st != IB_PN_MORE)
+			defer = ocq_defer_due(e, e->defer_got + n);
 	}
 	/* drained, or a deferred run's last empty poll: poll again and arm */
 	if (!postpone && !busy && !defer)
@@ -915,6 +983,9 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool found)
 		return OCQ_PARK;
 	e->armed = true;
 	e->defer_idle = 0;
+	/* what the arming poll took counts toward the next deferral check */
+	e->defer_got = e->wc_cnt;
+	ocq_defer_adapt(e);
 	return OCQ_ARMED;
 }
 
@@ -959,7 +1030,7 @@ static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
 		}
 		if (*taken >= e->budget)
 			return OCQ_YIELD;
-		polled = ocq_poll(e, resumed, *taken != 0);
+		polled = ocq_poll(e, resumed);
 		if (polled == OCQ_BACKOFF)
 			return OCQ_BACKOFF;
 		*taken += e->wc_cnt;
@@ -1000,6 +1071,12 @@ static void ocq_cq_run(struct ocq_engine *e)
 
 	WRITE_ONCE(e->runs, e->runs + 1);
 	trace_ocq_run(e->cq, OCQ_UNIT_CQ);
+	/*
+	 * A run that begins with the CQ armed (an event's) counts afresh;
+	 * one after a park or a yield goes on with the count of the last.
+	 */
+	if (e->armed)
+		e->defer_got = 0;
 	do {
 		state = ocq_pass_begin(gate, OCQ_WATCHDOG | OCQ_RESUMED);
 		resumed = state & OCQ_RESUMED;
@@ -1311,7 +1388,7 @@ int ocq_engine_check_attr(const struct ib_ocq_attr *attr)
 	if ((unsigned int)attr->mode > IB_OCQ_PARALLEL ||
 	    (unsigned int)attr->policy > IB_ARM_DOUBLE_POLL)
 		return -EINVAL;
-	if (attr->flags & ~IB_OCQ_POSTPONE_ARM)
+	if (attr->flags & ~(IB_OCQ_POSTPONE_ARM | IB_OCQ_DEFER_DIM))
 		return -EINVAL;
 	if (attr->mode == IB_OCQ_PARALLEL && !attr->process)
 		return -EINVAL;
@@ -1328,7 +1405,11 @@ int ocq_engine_check_attr(const struct ib_ocq_attr *attr)
 	    attr->defer_polls > IB_OCQ_MAX_DEFER_POLLS)
 		return -EINVAL;
 	/* a postponed arm never arms by itself: there is nothing to defer */
-	if (attr->defer_usecs && (attr->flags & IB_OCQ_POSTPONE_ARM))
+	if ((attr->defer_usecs || (attr->flags & IB_OCQ_DEFER_DIM)) &&
+	    (attr->flags & IB_OCQ_POSTPONE_ARM))
+		return -EINVAL;
+	/* the host picks the delay; the engine needs its ceiling */
+	if ((attr->flags & IB_OCQ_DEFER_DIM) && !attr->defer_usecs)
 		return -EINVAL;
 	if (attr->defer_polls && !attr->defer_usecs)
 		return -EINVAL;
@@ -1420,6 +1501,8 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		e->defer_polls = attr->defer_polls;
 		if (!e->defer_polls)
 			e->defer_polls = IB_OCQ_DEFAULT_DEFER_POLLS;
+		e->defer_min =
+			attr->flags & IB_OCQ_DEFER_DIM ? OCQ_DEFER_DIM_MIN : 1;
 	}
 	e->nr_units = 1;
 	if (e->mode == IB_OCQ_FLOW)

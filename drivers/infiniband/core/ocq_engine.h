@@ -43,6 +43,13 @@
 /* completions taken from the CQ per ib_poll_cq() call */
 #define OCQ_BATCH 16
 /*
+ * %IB_OCQ_DEFER_DIM: completions since the last arm or deferral before the
+ * arm is deferred, at least; the threshold adapts between this and OCQ_BATCH
+ */
+#define OCQ_DEFER_DIM_MIN 2
+/* %IB_OCQ_DEFER_DIM: deferral checks that found too few before it halves */
+#define OCQ_DEFER_DIM_DECAY 16
+/*
  * completions one run dispatches before it yields its worker: as for
  * ib_cq's IB_POLL_WORKQUEUE (IB_POLL_BUDGET_WORKQUEUE), since a requeue
  * costs a work item round trip and runs always execute in one
@@ -146,7 +153,7 @@ struct ocq_slot {
  * @ops: the host's hooks (I)
  * @mode: ordering domains (I)
  * @policy: arm policy, never %IB_ARM_AUTO (I)
- * @flags: %IB_OCQ_POSTPONE_ARM (I)
+ * @flags: %IB_OCQ_POSTPONE_ARM, %IB_OCQ_DEFER_DIM (I)
  * @budget: completions per run (I)
  * @nr_domains: flow domains or process workers (I)
  * @nr_units: units in @units (I)
@@ -183,6 +190,19 @@ struct ocq_slot {
  * @provider_errors: failed polls and arms the run backed off from (C)
  * @defer_idle: deferred re-arm: runs in a row that found nothing, since
  *	the last completion taken or confirmed arm (C)
+ * @defer_min: deferred re-arm: @defer_got at which the arm is deferred;
+ *	with fewer, but some, the CQ is armed; 1, or with %IB_OCQ_DEFER_DIM
+ *	adapted between OCQ_DEFER_DIM_MIN and OCQ_BATCH (C)
+ * @defer_got: deferred re-arm: completions taken since the last confirmed
+ *	arm (those of the arming poll included, within its run) or deferral
+ *	(C)
+ * @defer_chain: deferred re-arm: the run (@runs) that first deferred the
+ *	arm with @defer_got at @defer_min or more since the last confirmed
+ *	arm; 0 if none did (C)
+ * @defer_paid: ... and a later check found @defer_min again (C)
+ * @defer_short: %IB_OCQ_DEFER_DIM: checks that found some completions,
+ *	fewer than @defer_min, while it was above OCQ_DEFER_DIM_MIN, since
+ *	it last moved (C)
  * @backoffs: runs in a row that backed off (C)
  * @armed: the run's last arm was confirmed and no completion was taken
  *	since: the CQ is still armed (C)
@@ -234,6 +254,11 @@ struct ocq_engine {
 	u64 defers;
 	u64 provider_errors;
 	unsigned int defer_idle;
+	unsigned int defer_min;
+	unsigned int defer_got;
+	u64 defer_chain;
+	bool defer_paid;
+	unsigned int defer_short;
 	unsigned int backoffs;
 	bool armed;
 	u64 max_batch;

@@ -75,8 +75,13 @@ struct ocq_direct {
  * @pooled: a CQ of the pool, shared: freed only with the pool (I)
  * @direct: %IB_POLL_DIRECT: the CQ is never armed and the engine not used;
  *	ib_ocq_process_cq_direct() polls it
+ * @defer_usecs: the deferred re-arm's delay: &ib_ocq_attr.defer_usecs, or
+ *	with %IB_OCQ_DEFER_DIM the one DIM's profile gives (written by DIM's
+ *	work item, read by the CQ run's ib_ocq_defer(): WRITE_ONCE() and
+ *	READ_ONCE(), a stale value times one deferral)
  * @dim: interrupt moderation, on a device with modify_cq and use_cq_dim as
- *	ib_alloc_cq() does it; NULL otherwise (I); fed by the CQ runs
+ *	ib_alloc_cq() does it, or software DIM of the deferred re-arm's delay
+ *	(%IB_OCQ_DEFER_DIM); NULL otherwise (I); fed by the CQ runs
  * @dim_taken: completions the CQ runs took since DIM's last sample (C: the
  *	CQ unit's work item or softirq poll, which never runs twice at once)
  */
@@ -90,6 +95,7 @@ struct ib_ocq {
 	struct delayed_work lease;
 	unsigned int pause_ms;
 	struct hrtimer defer;
+	unsigned int defer_usecs;
 	struct ib_ocq_attr attr;
 	unsigned int id;
 	struct dentry *debugfs;

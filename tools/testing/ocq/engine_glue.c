@@ -48,7 +48,8 @@ struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
 	struct ib_ocq_attr attr = {
 		.mode = (enum ib_ocq_mode)a->mode,
 		.policy = (enum ib_arm_policy)a->policy,
-		.flags = a->postpone_arm ? IB_OCQ_POSTPONE_ARM : 0,
+		.flags = (a->postpone_arm ? IB_OCQ_POSTPONE_ARM : 0) |
+			 (a->defer_dim ? IB_OCQ_DEFER_DIM : 0),
 		.budget = a->budget,
 		.nr_domains = a->nr_domains,
 		.process = a->process,
@@ -88,6 +89,16 @@ long sim_hol_dones(void)
 #else
 	return 4; /* an engine without the bound: hold it to the same */
 #endif
+}
+
+unsigned int sim_engine_defer_min(const struct ocq_engine *e)
+{
+	return e->defer_min;
+}
+
+unsigned int sim_engine_defer_got(const struct ocq_engine *e)
+{
+	return e->defer_got;
 }
 
 unsigned int sim_engine_units(const struct ocq_engine *e)

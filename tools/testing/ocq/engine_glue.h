@@ -35,6 +35,8 @@ struct sim_attr {
 	/* deferred re-arm: &ib_ocq_attr.defer_polls; 0: the re-arm is not
 	 * deferred, else defer_usecs = 1 (the model has no time) */
 	unsigned int defer_polls;
+	/* with defer_polls: IB_OCQ_DEFER_DIM */
+	int defer_dim;
 };
 
 /* struct ib_ocq_stats, field by field */
@@ -55,6 +57,10 @@ struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
 /* ocq_engine_destroy(), then free the engine */
 void sim_engine_free(struct ocq_engine *e);
 unsigned int sim_engine_units(const struct ocq_engine *e);
+/* the deferral's threshold now (e->defer_min); read by the CQ run's hooks */
+unsigned int sim_engine_defer_min(const struct ocq_engine *e);
+/* completions since the last confirmed arm or deferral (e->defer_got) */
+unsigned int sim_engine_defer_got(const struct ocq_engine *e);
 /* IB_OCQ_PARALLEL: the reorder ring's claimed and produced counts */
 void sim_engine_claims(const struct ocq_engine *e, long *claimed, long *produced);
 /* IB_OCQ_HOL_DONES: the head-of-line bound of the flow and parallel modes */

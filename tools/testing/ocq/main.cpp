@@ -100,7 +100,7 @@ struct Result {
 	long stalls = 0, yields = 0, rescues = 0, parks = 0, stale_reads = 0, hops = 0, reuses = 0;
 	long inlined = 0;
 	long defers = 0, rearms = 0, deferred_pushes = 0, torn_deferred = 0;
-	long paused_deferred = 0;
+	long paused_deferred = 0, short_arms = 0, min_grew = 0;
 	long lease_resumes = 0;
 	std::vector<KnownHit> known;
 };
@@ -255,6 +255,11 @@ std::vector<CaseSpec> all_cases()
 	// flow-hol's backlog with the deferral: the run that hands a batch to
 	// a busy domain parks, so the other flow waits for that domain only
 	v.push_back(make_case("defer-flow-hol", "iba-weak"));
+	// IB_OCQ_DEFER_DIM: a run with a single completion arms at once
+	for (const char *p : {"iba-weak", "strong", "concurrent"})
+		v.push_back(make_case("defer-dim", p));
+	v.push_back(make_case("defer-dim-flow", "iba-weak"));
+	v.push_back(make_case("defer-dim-parallel", "iba-weak"));
 	// a process() that waits for a later completion's
 	v.push_back(make_case("parallel-wait", "iba-weak"));
 	// a backlog on one flow, then a completion of another
@@ -350,6 +355,8 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.deferred_pushes += o.deferred_pushes;
 			r.torn_deferred += o.torn_deferred;
 			r.paused_deferred += o.paused_deferred;
+			r.short_arms += o.short_arms;
+			r.min_grew += o.min_grew;
 			r.lease_resumes += o.lease_resumes;
 			r.hops += o.hops;
 			r.reuses += o.reuses;
@@ -432,6 +439,12 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			else if (mode_info(spec.mode)->ulp == 1 && !r.paused_deferred)
 				r.failure = "coverage: the ULP never paused while a deferral was "
 					    "pending";
+			else if (mode_info(spec.mode)->defer_dim && !r.short_arms)
+				r.failure = "coverage: no CQ run armed after a single "
+					    "completion (IB_OCQ_DEFER_DIM)";
+			else if (mode_info(spec.mode)->defer_dim && !r.min_grew)
+				r.failure = "coverage: the IB_OCQ_DEFER_DIM threshold never "
+					    "grew after a deferral that did not pay";
 		}
 	}
 	return r;
@@ -514,6 +527,8 @@ bool report(const CaseSpec &spec, const Result &r, const Options &opt)
 		std::printf(" torn-deferred=%ld", r.torn_deferred);
 	if (spec.mode.rfind("defer", 0) == 0 && mode_info(spec.mode)->ulp == 1)
 		std::printf(" paused-deferred=%ld", r.paused_deferred);
+	if (spec.mode.rfind("defer", 0) == 0 && mode_info(spec.mode)->defer_dim)
+		std::printf(" short-arms=%ld grew=%ld", r.short_arms, r.min_grew);
 	std::printf("\n");
 	for (const KnownHit &h : r.known)
 		std::printf("    known engine bug %s: %ld schedule(s), first "

@@ -85,40 +85,45 @@ int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 // (OCQ_RING_MIN + 2) so that the CQ run must wait for room.  The defer
 // modes run the deferred re-arm with defer_polls 2: the HCA adds all but
 // the last completion at any time, the last once the CQ run has tried to
-// arm after its deferral (deferral_over()).
+// arm after its deferral (deferral_over()).  defer-dim adds
+// IB_OCQ_DEFER_DIM: the engine's rule for a run with one completion (the
+// delay DIM picks is time, which the model does not have).
 const ModeInfo modes[] = {
-	/* name            engine        n  2fl budget pp ulp td p1 wait defer */
-	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0},
-	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 0},
-	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 0},
-	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 0},
-	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0, 0},
-	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 0},
-	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0, 0},
-	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 0},
-	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0, 0},
-	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0, 0},
-	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0},
-	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0},
-	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 0},
-	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3, 0},
-	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3, 0},
-	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4, 0},
-	{"defer", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2},
-	{"defer-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2},
-	{"defer-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2},
-	{"defer-pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 2},
-	{"defer-teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 2},
-	{"defer-teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 2},
-	{"defer-flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 2},
-	{"lease", SIM_STRICT, 2, 0, 0, 0, 5, 0, 0, 0, 0},
-	{"lease-postpone", SIM_STRICT, 2, 0, 0, 1, 6, 0, 0, 0, 0},
-	{"lease-race", SIM_STRICT, 2, 0, 0, 0, 7, 0, 0, 0, 0},
+	/* name            engine        n  2fl budget pp ulp td p1 wait defer dim */
+	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0},
+	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0},
+	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0, 0, 0},
+	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0},
+	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 0, 0},
+	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0, 0, 0},
+	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0},
+	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 0, 0},
+	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0},
+	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0},
+	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4, 0, 0},
+	{"defer", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0},
+	{"defer-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 0},
+	{"defer-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0},
+	{"defer-pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0},
+	{"defer-teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 2, 0},
+	{"defer-teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 2, 0},
+	{"defer-flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 2, 0},
+	{"defer-dim", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1},
+	{"defer-dim-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 1},
+	{"defer-dim-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1},
+	{"lease", SIM_STRICT, 2, 0, 0, 0, 5, 0, 0, 0, 0, 0},
+	{"lease-postpone", SIM_STRICT, 2, 0, 0, 1, 6, 0, 0, 0, 0, 0},
+	{"lease-race", SIM_STRICT, 2, 0, 0, 0, 7, 0, 0, 0, 0, 0},
 };
 
 } // namespace
@@ -218,6 +223,7 @@ void World::setup_engine()
 	if (mi_.wait_next == 4)
 		attr.flow_key = sim_flow_key;
 	attr.defer_polls = mi_.defer;
+	attr.defer_dim = mi_.defer_dim;
 	engine_ = sim_engine_new(&cq_, &attr, sim_schedule, mi_.defer ? sim_defer : nullptr);
 	if (!engine_) {
 		std::fprintf(stderr, "ocq_engine_init failed\n");
@@ -748,6 +754,49 @@ bool World::deferral_over() const
 	return timer_stuck() || (armed_since_defer_ && !timer_pending_);
 }
 
+/*
+ * IB_OCQ_DEFER_DIM: the engine's threshold, read where the CQ run decided
+ * with it (ops->defer(), ib_req_notify_cq()).  It is 2, 4, 8 or 16
+ * (OCQ_DEFER_DIM_MIN to OCQ_BATCH), and moves by doubling, halving or back
+ * to 2; the coverage check wants it doubled (three completions cannot show
+ * it coming back: that takes a run of four after it doubled, or sixteen
+ * short runs, which fake_defer's dim_decay shows in the guest).
+ */
+void World::dim_threshold(long min)
+{
+	if (min < 2 || min > 16 || (min & (min - 1)))
+		fail(fmt("defer: the IB_OCQ_DEFER_DIM threshold is %ld, not 2, 4, 8 or 16", min));
+	else if (min != last_min_ && min != 2 && min != 2 * last_min_ && 2 * min != last_min_)
+		fail(fmt("defer: the IB_OCQ_DEFER_DIM threshold went from %ld to %ld: it "
+			 "doubles, halves or comes back to 2",
+			 last_min_, min));
+	if (min > last_min_)
+		min_grew_ = true;
+	last_min_ = min;
+}
+
+/*
+ * The completions the deferral check counts: with IB_OCQ_DEFER_DIM those
+ * taken since the last confirmed arm or deferral, the engine's own count
+ * (read where the run decided with it), else the run's before its last poll.
+ */
+long World::defer_got()
+{
+	if (!mi_.defer_dim)
+		return run_found_ + last_got_;
+	return (long)sim_engine_defer_got(engine_);
+}
+
+long World::defer_min()
+{
+	if (!mi_.defer_dim)
+		return 1;
+	long min = (long)sim_engine_defer_min(engine_);
+
+	dim_threshold(min);
+	return min;
+}
+
 // ops->defer(): hrtimer_start() by the CQ run that deferred its re-arm.
 void World::defer()
 {
@@ -761,6 +810,13 @@ void World::defer()
 	/* the defer contract (notified()): a run that found work restarts it */
 	if (run_found_ + last_got_)
 		idle_runs_ = 0;
+	/* IB_OCQ_DEFER_DIM: fewer than the threshold, but some: it arms */
+	long got = defer_got();
+
+	if (got && got < defer_min())
+		fail(fmt("defer: a CQ run deferred its re-arm after %ld completion(s) "
+			 "since the last arm or deferral: with IB_OCQ_DEFER_DIM it must arm",
+			 got));
 	mm_release(MM_CH_TIMER);
 	if (timer_pending_)
 		sched_.note("hrtimer_start: pending already, moved");
@@ -810,10 +866,14 @@ void World::notified(int ret)
 {
 	if (!mi_.defer || !in_cq_run())
 		return;
-	if (run_found_)
+	long found = mi_.defer_dim ? defer_got() : run_found_;
+
+	if (found >= defer_min())
 		fail(fmt("defer: a CQ run armed the CQ after it took %ld completion(s): its "
 			 "re-arm must be deferred",
-			 run_found_));
+			 found));
+	else if (found)
+		short_arms_++; /* IB_OCQ_DEFER_DIM: too few to defer */
 	else if (!run_armed_ && idle_runs_ + 1 < (long)mi_.defer)
 		fail(fmt("defer: the CQ was armed after %ld run(s) in a row that found "
 			 "nothing, and this one: defer_polls is %ld",
@@ -1190,6 +1250,8 @@ Outcome World::run()
 	o.deferred_pushes = deferred_pushes_;
 	o.torn_deferred = torn_deferred_;
 	o.paused_deferred = paused_deferred_;
+	o.short_arms = short_arms_;
+	o.min_grew = min_grew_;
 	o.lease_resumes = lease_resumes_;
 	return o;
 }

@@ -69,6 +69,8 @@ struct ModeInfo {
 				// HCA adds its last completion only once the
 				// CQ run armed after deferring (or the timer
 				// is stuck)
+	bool defer_dim;		// IB_OCQ_DEFER_DIM: a run that took a single
+				// completion arms at once
 };
 
 const ModeInfo *mode_info(const std::string &name);
@@ -98,6 +100,9 @@ struct Outcome {
 				  // deferred (the timer pending)
 	bool torn_deferred = false; // teardown began with the timer pending
 	bool paused_deferred = false; // the ULP paused with the timer pending
+	long short_arms = 0;	// IB_OCQ_DEFER_DIM: arms by runs that took
+				// too few completions to defer
+	bool min_grew = false;	// ... the threshold doubled
 	long lease_resumes = 0;	// pauses the lease's third tick ended
 };
 
@@ -176,6 +181,12 @@ private:
 	bool timer_ready() const;
 	bool timer_stuck() const;
 	bool deferral_over() const;
+	// completions a CQ run takes before it must defer its re-arm: the
+	// contract of &ib_ocq_attr.defer_usecs (1) and IB_OCQ_DEFER_DIM (the
+	// engine's adapted threshold, checked by dim_threshold())
+	long defer_min();
+	long defer_got();
+	void dim_threshold(long min);
 	void begin_cq_run();
 	void end_cq_run();
 	void teardown();
@@ -262,6 +273,9 @@ private:
 	bool seg_found_ = false;	// ... and whether one took a completion
 	bool torn_deferred_ = false;	// see Outcome::torn_deferred
 	bool paused_deferred_ = false;	// see Outcome::paused_deferred
+	long short_arms_ = 0;		// see Outcome::short_arms
+	long last_min_ = 2;		// the threshold last seen (defer-dim)
+	bool min_grew_ = false;		// see Outcome::min_grew
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
 	bool freed_ = false;
 	bool stats_taken_ = false;
