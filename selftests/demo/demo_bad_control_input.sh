@@ -69,6 +69,9 @@ start postpone=yes
 start defer_us=10001
 start defer_us=100 postpone=1
 start defer_us=100 path=naive
+start defer_dim=1
+start defer_dim=2 defer_us=100
+start defer_dim=1 defer_us=100 postpone=1
 LIST
 
 # a write longer than a page

@@ -27,8 +27,9 @@ constexpr std::uint64_t kMaxRate = 1000000;
 
 // Every option of "run", for the message about one given to another command.
 const char *const kRunOptions[] = {
-	"conns",   "credits",  "calls", "duration", "mix",	"echo-size", "chunk-size",  "path",
-	"work-ns", "postpone", "json",	"control",  "interval", "dry-run",   "defer-usecs", "rate",
+	"conns",      "credits", "calls",	"duration", "mix",	 "echo-size",
+	"chunk-size", "path",	 "work-ns",	"postpone", "json",	 "control",
+	"interval",   "dry-run", "defer-usecs", "rate",	    "defer-dim",
 };
 
 bool isRunOption(const std::string &name)
@@ -213,6 +214,12 @@ Cli::Cli(Options &o)
 		"ocq-* paths: deferred re-arm, poll the drained CQ again after N us instead of "
 		"arming it, 0..10000 (defer_us=N; default 0, off; not with --postpone)")
 		->group(wl);
+	run->add_flag("--defer-dim", o.deferDim,
+		      "ocq-* paths, with --defer-usecs: software DIM picks the deferral's delay, "
+		      "up to --defer-usecs, and a run with a single completion arms at once "
+		      "(defer_dim=1; default off)")
+		->group(wl)
+		->disable_flag_override();
 	addUint("rate", 0, kMaxRate, o.rate,
 		"open loop: the clients post N messages per second in all (RDMA WRITEs with "
 		"immediate, never answered) whatever the server does, 0..1000000 (rate=N; "
@@ -481,6 +488,8 @@ bool Options::parse(const std::vector<std::string> &args)
 			    "waits for the ULP, a deferred one for a timer)");
 	if (deferUsecs.value_or(0) && path && !isOcqPath(*path))
 		return fail("--defer-usecs is only for the ocq-* paths, not " + *path);
+	if (deferDim && !deferUsecs.value_or(0))
+		return fail("--defer-dim needs --defer-usecs, the ceiling of the delay it picks");
 	return checkOpenLoop();
 }
 
@@ -529,6 +538,8 @@ std::string Options::startCommand() const
 		s << " postpone=1";
 	if (deferUsecs)
 		s << " defer_us=" << *deferUsecs;
+	if (deferDim)
+		s << " defer_dim=1";
 	if (rate)
 		s << " rate=" << *rate;
 	return s.str();

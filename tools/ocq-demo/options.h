@@ -72,6 +72,8 @@ public:
 	std::optional<unsigned> workNs;
 	bool postpone = false;
 	std::optional<unsigned> deferUsecs;
+	// with deferUsecs: software DIM picks the delay (IB_OCQ_DEFER_DIM)
+	bool deferDim = false;
 	// open loop: messages per second, posted whatever the server does (0: closed loop)
 	std::optional<unsigned> rate;
 

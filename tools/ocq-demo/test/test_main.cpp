@@ -145,6 +145,8 @@ TEST(CommandLine, EveryRunOption)
 		  "start path=ocq-parallel defer_us=200");
 	EXPECT_EQ(parseOk({"run", "--postpone", "--defer-usecs", "0"}).startCommand(),
 		  "start postpone=1 defer_us=0");
+	EXPECT_EQ(parseOk({"run", "--defer-dim", "--defer-usecs", "100"}).startCommand(),
+		  "start defer_us=100 defer_dim=1");
 	EXPECT_EQ(o.jsonFile, "out.json");
 	EXPECT_EQ(o.control, "/tmp/ctl");
 	EXPECT_EQ(o.intervalMs, 250U);
@@ -324,6 +326,10 @@ TEST(CommandLine, BadValuesExit2)
 		 "--postpone and --defer-usecs exclude each other"},
 		{{"run", "--defer-usecs=1", "--path=upstream-wq"},
 		 "--defer-usecs is only for the ocq-* paths, not upstream-wq"},
+		{{"run", "--defer-dim"},
+		 "--defer-dim needs --defer-usecs, the ceiling of the delay it picks"},
+		{{"run", "--defer-dim", "--defer-usecs=0"}, "--defer-dim needs --defer-usecs"},
+		{{"run", "--defer-dim=1", "--defer-usecs=9"}, "option --defer-dim takes no value"},
 		{{"run", "--rate", "1000001"}, "--rate: '1000001' is not an integer in 0..1000000"},
 		{{"run", "--rate=-5"}, "--rate: '-5' is not an integer in 0..1000000"},
 		{{"run", "--rate", "1k"}, "--rate: '1k' is not an integer in 0..1000000"},
@@ -354,7 +360,8 @@ TEST(CommandLine, HelpDocumentsEverything)
 	     {"--conns",       "--credits",    "--calls",   "--duration",   "--mix",
 	      "--echo-size",   "--chunk-size", "--path",    "--work-ns",    "--postpone",
 	      "--defer-usecs", "--rate",       "--json",    "--control",    "--interval",
-	      "--dry-run",     "--help",       "--version", "interpolated", "Exit status"})
+	      "--dry-run",     "--help",       "--version", "interpolated", "Exit status",
+	      "--defer-dim"})
 		EXPECT_TRUE(contains(help, opt));
 	for (const auto &p : pathNames())
 		EXPECT_TRUE(contains(help, p));

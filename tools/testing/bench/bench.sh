@@ -39,8 +39,9 @@ QUICK=${QUICK:-0}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}
 BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic'
 
-PATHS=${PATHS:-ocq-strict ocq-defer ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
-# ocq-defer: ocq-strict with the deferred re-arm, polled again after DEFER_US
+PATHS=${PATHS:-ocq-strict ocq-defer ocq-dim ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
+# ocq-defer: ocq-strict with the deferred re-arm, polled again after DEFER_US;
+# ocq-dim: the same with software DIM picking the delay, DEFER_US at most
 DEFER_US=${DEFER_US:-100}
 SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_latency rxe_bulk rxe_slow_consumer rxe_open_slow rxe_heavy_flows rxe_pool}
 # CPU burned per completion (rxe_slow_consumer, rxe_open_slow, rxe_heavy_flows): under

@@ -8,8 +8,10 @@
 # CONF is sourced and sets:
 #   SCENARIOS  names, run in this order within each repeat (fake_floor, rxe_*)
 #   PATHS      the demo's CQ paths, run in this order within each scenario; also
-#              ocq-defer: ocq-strict with the deferred re-arm (--defer-usecs DEFER_US)
-#   DEFER_US   ocq-defer's defer_usecs
+#              ocq-defer: ocq-strict with the deferred re-arm (--defer-usecs DEFER_US);
+#              ocq-dim: the same with software DIM picking the delay up to DEFER_US
+#              (--defer-dim)
+#   DEFER_US   ocq-defer's defer_usecs, ocq-dim's ceiling
 #   REPEATS    repeats of the whole list
 #   DURATION   seconds per demo run
 #   COUNT_DURATION  seconds per counting run of an upstream path (see below)
@@ -54,10 +56,11 @@ done
 # busy jiffies of all CPUs: user, nice, system, irq, softirq (not idle, iowait, steal)
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 
-# the ocq-demo options of a path: its --path, and ocq-defer's deferred re-arm
+# the ocq-demo options of a path: its --path, and ocq-defer's and ocq-dim's deferred re-arm
 path_args() {
 	case $1 in
 	ocq-defer) echo "--path ocq-strict --defer-usecs $DEFER_US" ;;
+	ocq-dim) echo "--path ocq-strict --defer-usecs $DEFER_US --defer-dim" ;;
 	*) echo "--path $1" ;;
 	esac
 }
@@ -65,8 +68,8 @@ path_args() {
 # the ocq-demo options of a scenario and path (scenario definitions live here)
 scenario_args() {
 	pp=""
-	# a postponed arm never arms by itself: ocq-defer keeps its own
-	case $2 in ocq-defer) ;; ocq-*) pp=--postpone ;; esac
+	# a postponed arm never arms by itself: ocq-defer and ocq-dim keep their own
+	case $2 in ocq-defer|ocq-dim) ;; ocq-*) pp=--postpone ;; esac
 	case $1 in
 	rxe_steady)        echo "--conns 2 --credits 16 --mix echo:1 --echo-size 64" ;;
 	# one call in flight: each completion waits for its event (or the timer)

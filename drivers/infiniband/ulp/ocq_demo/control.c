@@ -48,6 +48,7 @@ enum od_key {
 	OD_K_POSTPONE,
 	OD_K_DEFER,
 	OD_K_RATE,
+	OD_K_DIM,
 	OD_NR_KEYS,
 };
 
@@ -58,6 +59,7 @@ static const char *const od_key_names[OD_NR_KEYS] = {
 	[OD_K_CHUNK] = "chunk_size", [OD_K_PATH] = "path",
 	[OD_K_WORK] = "work_ns",     [OD_K_POSTPONE] = "postpone",
 	[OD_K_DEFER] = "defer_us",   [OD_K_RATE] = "rate",
+	[OD_K_DIM] = "defer_dim",
 };
 
 /* A refused command: its reason. */
@@ -205,6 +207,11 @@ static int od_parse_key(enum od_key k, char *val, struct od_params *p,
 				    &p->defer_us, r);
 	case OD_K_RATE:
 		return od_parse_u32(key, val, 0, OD_MAX_RATE, &p->rate, r);
+	case OD_K_DIM:
+		ret = od_parse_u32(key, val, 0, 1, &b, r);
+		if (!ret)
+			p->defer_dim = b;
+		return ret;
 	default:
 		return od_refuse(r, "internal: key %d", k);
 	}
@@ -281,6 +288,9 @@ static int od_parse_start(char *args, struct od_params *p, struct od_refusal *r)
 				 "defer_us and postpone=1 exclude each other");
 	if (p->defer_us && !od_path_is_ocq(p->path))
 		return od_refuse(r, "defer_us: only on the ocq-* paths");
+	/* software DIM picks the delay up to defer_us: it needs the ceiling */
+	if (p->defer_dim && !p->defer_us)
+		return od_refuse(r, "defer_dim=1 needs defer_us (its ceiling)");
 	return od_check_open_loop(p, seen, r);
 }
 

@@ -134,6 +134,7 @@ enum od_state {
  * @work_ns: CPU burned per completion
  * @postpone: ocq paths: postponed arm with explicit resume
  * @defer_us: ocq paths: deferred re-arm, &ib_ocq_attr.defer_usecs (0: off)
+ * @defer_dim: with @defer_us: software DIM picks the delay, %IB_OCQ_DEFER_DIM
  * @rate: open loop: messages per second the clients post whatever the
  *	server does (0: closed loop, calls under credits)
  */
@@ -149,6 +150,7 @@ struct od_params {
 	u32 work_ns;
 	bool postpone;
 	u32 defer_us;
+	bool defer_dim;
 	u32 rate;
 };
 

@@ -261,7 +261,8 @@ static int od_cq_create_ocq(struct od_cq *dcq, struct ib_device *dev,
 	struct ib_ocq_attr attr = {
 		.mode = modes[dcq->path],
 		.policy = IB_ARM_AUTO,
-		.flags = dcq->run->p.postpone ? IB_OCQ_POSTPONE_ARM : 0,
+		.flags = (dcq->run->p.postpone ? IB_OCQ_POSTPONE_ARM : 0) |
+			 (dcq->run->p.defer_dim ? IB_OCQ_DEFER_DIM : 0),
 		.defer_usecs = dcq->run->p.defer_us,
 	};
 
