@@ -304,7 +304,7 @@ help:
 	@echo '              per case (deterministic); each case says if it was exhaustive or budget-limited'
 	@echo 'sim-deep      the same at bound 5 with a budget of 200000 schedules per case (hours)'
 	@echo 'mutants       mutation testing: each mutant of the engine (tools/testing/ocq/mutants.txt)'
-	@echo '              must make a case fail; QUICK=1 runs 10 of them; ends "N killed, N survived,'
+	@echo '              must make a case fail; QUICK=1 runs the quick 13; ends "N killed, N survived,'
 	@echo '              N equivalent" (equivalent: argued in Documentation/model-checker.rst, must survive)'
 	@echo 'guest-mutants each mutant of the plumbing (tools/testing/vm/guest-mutants.txt) must make'
 	@echo '              its guest tests fail; a few minutes per mutant, not in CI'

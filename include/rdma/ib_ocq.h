@@ -112,6 +112,8 @@ enum ib_ocq_mode {
 #define IB_OCQ_DEFAULT_DEFER_POLLS 2
 /* &ib_ocq_attr.defer_polls at most */
 #define IB_OCQ_MAX_DEFER_POLLS 100
+/* &ib_ocq_attr.suspend_usecs at most (100 ms) */
+#define IB_OCQ_MAX_SUSPEND_USECS 100000
 
 /**
  * struct ib_ocq_attr - how an ordered completion queue processes completions
@@ -157,6 +159,17 @@ enum ib_ocq_mode {
  *	which a check did, and halves after 16 checks that found too few.
  * @defer_polls: with @defer_usecs: 0 for %IB_OCQ_DEFAULT_DEFER_POLLS, at
  *	most %IB_OCQ_MAX_DEFER_POLLS; must be 0 without it
+ * @suspend_usecs: consumer-driven suspension, NAPI's irq_suspend_timeout:
+ *	the ULP may poll the CQ itself with ib_ocq_busy_poll(); one that
+ *	takes completions leaves the CQ unarmed, so no completion event comes
+ *	while the ULP keeps polling and finding work.  If it does not poll
+ *	again within @suspend_usecs, a timer's run arms the CQ (with
+ *	@defer_usecs, defers as any run).  A busy poll that finds nothing
+ *	arms it at once.  0 (the default): ib_ocq_busy_poll() is refused.  At
+ *	most %IB_OCQ_MAX_SUSPEND_USECS; not with %IB_OCQ_POSTPONE_ARM or
+ *	%IB_OCQ_DEFER_DIM, and only on %IB_POLL_WORKQUEUE and
+ *	%IB_POLL_UNBOUND_WORKQUEUE (an %IB_POLL_DIRECT CQ is polled with
+ *	ib_ocq_process_cq_direct()).
  *
  * Completions that fail (a flush, ib_drain_qp()'s own) or carry no
  * &ib_cqe are never passed to @flow_key or @process: without @flow_key they
@@ -177,6 +190,7 @@ struct ib_ocq_attr {
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
 	unsigned int defer_usecs;
 	unsigned int defer_polls;
+	unsigned int suspend_usecs;
 };
 
 /**
@@ -206,7 +220,10 @@ struct ib_ocq_attr {
  * @defers: runs that left the drained CQ unarmed for the deferred re-arm's
  *	timer to poll it again (&ib_ocq_attr.defer_usecs)
  * @contended: %IB_POLL_DIRECT: ib_ocq_process_cq_direct() calls that found
- *	another caller polling and returned 0
+ *	another caller polling and returned 0; otherwise ib_ocq_busy_poll()
+ *	calls that found a run of the CQ and returned -EBUSY
+ * @busy_polls: ib_ocq_busy_poll() calls that polled the CQ
+ * @suspends: of those, the ones that left the CQ unarmed (suspended)
  *
  * An %IB_POLL_DIRECT CQ counts @runs (calls that polled), @empty_runs,
  * @polls, @completions and @contended only.
@@ -232,6 +249,8 @@ struct ib_ocq_stats {
 	u64 inlined;
 	u64 defers;
 	u64 contended;
+	u64 busy_polls;
+	u64 suspends;
 };
 
 struct ib_ocq;
@@ -322,6 +341,7 @@ static inline struct ib_cq *ib_ocq_alloc_cq_any(struct ib_device *dev,
 
 void ib_ocq_free_cq(struct ib_cq *cq);
 int ib_ocq_process_cq_direct(struct ib_cq *cq, int budget);
+int ib_ocq_busy_poll(struct ib_cq *cq, int budget);
 struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 				 int comp_vector_hint,
 				 enum ib_poll_context poll_ctx,

@@ -393,6 +393,10 @@ int fake_run_flow_inline(const struct fake_scenario *sc, struct fake_dev *fdev,
 int fake_run_defer(const struct fake_scenario *sc, struct fake_dev *fdev,
 		   struct fake_ktap *k);
 
+/* fake_suspend.c */
+int fake_run_suspend(const struct fake_scenario *sc, struct fake_dev *fdev,
+		     struct fake_ktap *k);
+
 /* fake_drain.c */
 extern const struct ib_device_ops fake_drain_ops;
 int fake_run_drain_paused(const struct fake_scenario *sc, struct fake_dev *fdev,

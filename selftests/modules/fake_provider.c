@@ -95,17 +95,20 @@ void fake_direct(struct fake_cq *fcq)
 }
 
 /*
- * Raise an event from a timer.  Under the CQ lock, so that a run the timer's
+ * Raise an event from a timer, %FAKE_EVENT_NS from now (%FAKE_MODERATED:
+ * %FAKE_MODERATED_NS).  Under the CQ lock, so that a run the timer's
  * callback starts polls after the push that raised it; a timer already
  * queued has not called the handler yet and covers this event too.
  */
 static void fake_defer(struct fake_cq *fcq, struct hrtimer *t,
 		       enum hrtimer_mode mode)
 {
+	u64 ns = fcq->sem & FAKE_MODERATED ? FAKE_MODERATED_NS : FAKE_EVENT_NS;
+
 	lockdep_assert_held(&fcq->lock);
 	if (fcq->quiesced || hrtimer_is_queued(t))
 		return;
-	hrtimer_start(t, ns_to_ktime(FAKE_EVENT_NS), mode);
+	hrtimer_start(t, ns_to_ktime(ns), mode);
 }
 
 /*
@@ -123,6 +126,11 @@ static bool fake_event(struct fake_cq *fcq, bool direct)
 	}
 	if (direct && (fcq->sem & (FAKE_CONCURRENT | FAKE_INLINE)))
 		return true;
+	/* moderated: a consumer that polls meanwhile finds the completion */
+	if (fcq->sem & FAKE_MODERATED) {
+		fake_defer(fcq, &fcq->soft, HRTIMER_MODE_REL_SOFT);
+		return false;
+	}
 	switch (fake_rand(&fcq->rnd) % FAKE_NR_CTX) {
 	case FAKE_CTX_PROCESS:
 		if (direct)

@@ -27,6 +27,8 @@
 
 /* Delay of a deferred (hrtimer) event. */
 #define FAKE_EVENT_NS (2 * NSEC_PER_USEC)
+/* %FAKE_MODERATED: delay of every event, as an interrupt moderation's */
+#define FAKE_MODERATED_NS (1000 * NSEC_PER_USEC)
 /* Period of fake_spurious's callback timer. */
 #define FAKE_SPURIOUS_NS (200 * NSEC_PER_USEC)
 /* fake_spurious: a stale interrupt after one draining poll in this many. */
@@ -63,6 +65,7 @@
 #define FAKE_INLINE BIT(11) /* events only from the caller, never a timer */
 #define FAKE_COUNTED BIT(12) /* a count of ready completions, no ring */
 #define FAKE_VOID_ARM BIT(13) /* REPORT_MISSED: a 1 may leave the CQ unarmed */
+#define FAKE_MODERATED BIT(14) /* events from the softirq timer, moderated */
 
 /* fake_dim: the profiles of ocq's DIM, as Documentation/api.rst gives them */
 #define FAKE_DIM_PROFILES 9

@@ -62,7 +62,7 @@
  *	resume, everything pushed before and after it must arrive, and no
  *	lease may have ended a postponed arm.
  *
- * Seven scenarios have a run of their own (one subtest per case):
+ * Eight scenarios have a run of their own (one subtest per case):
  *
  * fake_flow_hol: %IB_OCQ_FLOW, two flows: while one works through a backlog
  *	of 5 ms done() calls, each completion of the other waits for at most
@@ -75,6 +75,14 @@
  *	far fewer events than without it, delivered once and in order; the
  *	CQ ends armed once the timer's polls are spent; bad attributes are
  *	refused; frees with a deferral pending are clean.
+ * fake_suspend: &ib_ocq_attr.suspend_usecs and ib_ocq_busy_poll(), strict
+ *	and flow, workqueue and unbound, events moderated: a busy-polled
+ *	stream raises no events after the first and is delivered once, in
+ *	order; once the polls stop the timer's run arms the CQ; an empty busy
+ *	poll arms a suspended CQ at once and leaves an armed one alone; the
+ *	refusals (-EBUSY from done(), -EAGAIN, -EOPNOTSUPP, -EINVAL) and bad
+ *	attributes; busy polls racing a 20 us timer and events; frees with
+ *	the suspension's timer pending are clean.
  * fake_poll_helpers: no OCQ: ib_poll_cq_and_arm() and ib_poll_and_notify()
  *	on a plain CQ of the fake device, polled by a handler and work item of
  *	the test's own, on every provider model.
@@ -374,6 +382,11 @@ static const struct fake_scenario fake_scenarios[] = {
 		.name = "fake_defer",
 		.sem = FAKE_PROMPT,
 		.run_all = fake_run_defer,
+	},
+	{
+		.name = "fake_suspend",
+		.sem = FAKE_PROMPT | FAKE_MODERATED,
+		.run_all = fake_run_suspend,
 	},
 	{
 		.name = "fake_poll_helpers",

@@ -169,8 +169,9 @@ static void ib_ocq_run(struct ocq_work *w)
 	}
 	/*
 	 * The CQ unit's work item (or softirq poll) never runs twice at
-	 * once, and only the CQ run moves e->taken and e->armed: they are
-	 * this run's until the next run of the same item.
+	 * once, and only the CQ run moves e->taken and e->armed (busy polls
+	 * do too, but an OCQ with them has no DIM, ib_ocq_dim_init()): they
+	 * are this run's until the next run of the same item.
 	 */
 	before = READ_ONCE(e->taken);
 	defers = READ_ONCE(e->defers);
@@ -257,36 +258,52 @@ static void ib_ocq_lease(struct work_struct *work)
 }
 
 /*
- * The deferred re-arm's timer: the CQ run that ended unarmed kept its gate,
- * so this queues its next run as the run itself would.  A soft hrtimer:
- * the run it queues executes in a work item or the irq_poll softirq
- * anyway, so expiring in hard irq would only add an interrupt-off section
- * (and on PREEMPT_RT a soft timer is what a hard one becomes).  Its expiry
- * may slip behind other softirq work: the delay is at least defer_usecs.
+ * The timer of a deferred re-arm or a suspension: the CQ run or busy poll
+ * that ended unarmed left its gate to the timer, which queues the next run
+ * unless a busy poll took it first.  A soft hrtimer: the run it queues
+ * executes in a work item or the irq_poll softirq anyway, so expiring in
+ * hard irq would only add an interrupt-off section (and on PREEMPT_RT a
+ * soft timer is what a hard one becomes).  Its expiry may slip behind
+ * other softirq work: the delay is at least what was asked.
  */
 static enum hrtimer_restart ib_ocq_defer_fire(struct hrtimer *timer)
 {
 	struct ib_ocq *ocq = container_of(timer, struct ib_ocq, defer);
 
-	ib_ocq_queue(&ocq->engine, OCQ_UNIT_CQ, 0);
+	if (ocq_engine_timer(&ocq->engine))
+		ib_ocq_queue(&ocq->engine, OCQ_UNIT_CQ, 0);
 	return HRTIMER_NORESTART;
 }
 
 /*
  * Pinned where the CQ run is bound to the CPU that took the event (the
  * workqueue and softirq contexts, as ib_cq's): the next run is queued on
- * the same CPU.  An unbound CQ run's timer may expire anywhere.
+ * the same CPU.  An unbound CQ run's timer may expire anywhere.  A start
+ * moves a pending timer.
  */
-static void ib_ocq_defer(struct ocq_engine *e)
+static void ib_ocq_timer_start(struct ib_ocq *ocq, unsigned int usecs)
 {
-	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
 	enum hrtimer_mode mode = HRTIMER_MODE_REL_PINNED_SOFT;
-	/* pairs with WRITE_ONCE() in ib_ocq_dim_work(): one deferral's delay */
-	u64 ns = (u64)READ_ONCE(ocq->defer_usecs) * NSEC_PER_USEC;
+	u64 ns = (u64)usecs * NSEC_PER_USEC;
 
 	if (ocq->poll_ctx == IB_POLL_UNBOUND_WORKQUEUE)
 		mode = HRTIMER_MODE_REL_SOFT;
 	hrtimer_start(&ocq->defer, ns_to_ktime(ns), mode);
+}
+
+static void ib_ocq_defer(struct ocq_engine *e)
+{
+	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
+
+	/* pairs with WRITE_ONCE() in ib_ocq_dim_work(): one deferral's delay */
+	ib_ocq_timer_start(ocq, READ_ONCE(ocq->defer_usecs));
+}
+
+static void ib_ocq_suspend(struct ocq_engine *e)
+{
+	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
+
+	ib_ocq_timer_start(ocq, ocq->attr.suspend_usecs);
 }
 
 static const struct ocq_engine_ops ib_ocq_engine_ops = {
@@ -294,6 +311,7 @@ static const struct ocq_engine_ops ib_ocq_engine_ops = {
 	.schedule_later = ib_ocq_schedule_later,
 	.lease = ib_ocq_lease_arm,
 	.defer = ib_ocq_defer,
+	.suspend = ib_ocq_suspend,
 	.alloc = ib_ocq_engine_alloc,
 	.free = ib_ocq_engine_free,
 };
@@ -379,6 +397,8 @@ static int ib_ocq_stats_show(struct seq_file *m, void *unused)
 		   s.parks, s.provider_errors, s.lease_resumes);
 	seq_printf(m, "inlined %llu\ndefers %llu\ncontended %llu\n", s.inlined,
 		   s.defers, s.contended);
+	seq_printf(m, "busy_polls %llu\nsuspends %llu\n", s.busy_polls,
+		   s.suspends);
 	return 0;
 }
 DEFINE_SHOW_ATTRIBUTE(ib_ocq_stats);
@@ -406,8 +426,9 @@ static int ib_ocq_info_show(struct seq_file *m, void *unused)
 		   "poll_ctx %s\nmode %s\ncomp_vector %u\ncqe %d\npooled %d\n",
 		   ctx[ocq->poll_ctx], mode[ocq->attr.mode], cq->comp_vector,
 		   cq->cqe, ocq->pooled);
-	seq_printf(m, "defer_usecs %u\ndefer_polls %u\n", ocq->attr.defer_usecs,
-		   ocq->engine.defer_polls);
+	seq_printf(m, "defer_usecs %u\ndefer_polls %u\nsuspend_usecs %u\n",
+		   ocq->attr.defer_usecs, ocq->engine.defer_polls,
+		   ocq->attr.suspend_usecs);
 	seq_printf(m, "dim %s\ndefer_usecs_now %u\n",
 		   !ocq->dim			      ? "off" :
 		   ocq->attr.flags & IB_OCQ_DEFER_DIM ? "defer" :
@@ -548,8 +569,12 @@ static void ib_ocq_dim_init(struct ib_ocq *ocq)
 	bool soft = ocq->attr.flags & IB_OCQ_DEFER_DIM;
 	struct dim *dim;
 
-	if (!soft &&
-	    (ocq->attr.defer_usecs || !dev->ops.modify_cq || !dev->use_cq_dim))
+	/*
+	 * Not with a suspension either: ib_ocq_run() reads the CQ run's
+	 * counters after the run, when a busy poll may hold the CQ unit.
+	 */
+	if (!soft && (ocq->attr.defer_usecs || ocq->attr.suspend_usecs ||
+		      !dev->ops.modify_cq || !dev->use_cq_dim))
 		return;
 	/* without DIM's state a soft CQ keeps its ceiling, a fixed delay */
 	dim = ib_ocq_kvcalloc(1, sizeof(*dim));
@@ -596,7 +621,8 @@ static bool ib_ocq_direct_attr_ok(const struct ib_ocq_attr *attr)
 {
 	return !attr ||
 	       (!ocq_engine_check_attr(attr) && attr->mode != IB_OCQ_PARALLEL &&
-		!attr->flags && !attr->watchdog_ms && !attr->defer_usecs);
+		!attr->flags && !attr->watchdog_ms && !attr->defer_usecs &&
+		!attr->suspend_usecs);
 }
 
 /* A direct CQ is never armed: an event is a provider's stray one. */
@@ -649,6 +675,14 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	if ((unsigned int)poll_ctx > IB_POLL_DIRECT)
 		return ERR_PTR(-EOPNOTSUPP);
 	if (poll_ctx == IB_POLL_DIRECT && !ib_ocq_direct_attr_ok(attr))
+		return ERR_PTR(-EINVAL);
+	/*
+	 * A busy poll runs the CQ unit in the ULP's context; the irq_poll host
+	 * may run it once more after a run without its gate (see
+	 * ib_ocq_iop_sched()), which only the irq_poll's own serialisation
+	 * makes safe.
+	 */
+	if (poll_ctx == IB_POLL_SOFTIRQ && attr && attr->suspend_usecs)
 		return ERR_PTR(-EINVAL);
 	ocq = ib_ocq_kvcalloc(1, sizeof(*ocq));
 	if (!ocq)
@@ -840,8 +874,10 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 	/*
 	 * The CQ run that deferred its arm started the timer before the
 	 * first cancel returned; no later run defers (they see OCQ_DEAD
-	 * before they poll).  The timer may have queued a run before it is
-	 * cancelled here: the CQ unit's cancel below removes it.
+	 * before they poll), and busy polls, which start it too, have
+	 * stopped before the free (ib_ocq_busy_poll()).  The timer may have
+	 * queued a run before it is cancelled here: the CQ unit's cancel
+	 * below removes it.
 	 */
 	hrtimer_cancel(&ocq->defer);
 	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
@@ -992,6 +1028,54 @@ void ib_ocq_resume(struct ib_ocq *ocq)
 		ocq_engine_resume(&ocq->engine);
 }
 EXPORT_SYMBOL(ib_ocq_resume);
+
+/**
+ * ib_ocq_busy_poll - poll an ordered CQ from the ULP's own context
+ * @cq: a CQ of ocq's with &ib_ocq_attr.suspend_usecs
+ * @budget: completions to take, at most about (whole batches of 16)
+ *
+ * Consumer-driven suspension: takes the CQ's run as an event's run would,
+ * unless one holds it, and dispatches what it takes as that run does
+ * (%IB_OCQ_STRICT: done() here, in CQ order).  If it took completions the
+ * CQ stays unarmed, and no completion event comes while the ULP keeps
+ * calling this and finding work; if the ULP does not call it again within
+ * &ib_ocq_attr.suspend_usecs, a run from the OCQ's timer arms the CQ.  If
+ * its first look found nothing, the CQ is armed before it returns (and
+ * what the arm's own repoll takes is dispatched: then it returns more
+ * than 0 with the CQ armed).  Either way, whichever side stops first,
+ * nothing is lost or dispatched out of order (what checks that: see
+ * Documentation/design.rst, "Consumer-driven suspension").
+ * Never concurrently with or after ib_ocq_free_cq() of @cq.
+ *
+ * A provider that fails the poll or the arm leaves the CQ to a delayed run
+ * of the OCQ's, as a run backs off.  While the caller holds the CQ (it
+ * may be preempted), no run dispatches; and while it is suspended, the
+ * progress of a flow domain or process worker does not start a run as it
+ * does otherwise: the next busy poll, or the timer's run, polls the CQ.
+ *
+ * Context: process context, where the CQ's done() calls may run (they may
+ * sleep on a workqueue CQ).  From done() of @cq in %IB_OCQ_STRICT it
+ * returns -EBUSY (the run holds the CQ); in the other modes done() runs in
+ * a domain, and a busy poll from there only hands completions on.
+ * Return: the completions taken (0 or more); -EBUSY if a run holds the CQ
+ * (the run dispatches: stop polling), -EAGAIN if the OCQ is paused,
+ * -EOPNOTSUPP without &ib_ocq_attr.suspend_usecs, -EINVAL if @cq is not
+ * ocq's or @budget is not positive.
+ */
+int ib_ocq_busy_poll(struct ib_cq *cq, int budget)
+{
+	struct ib_ocq *ocq;
+
+	might_sleep();
+	ocq = cq ? ib_cq_to_ocq(cq) : NULL;
+
+	if (!ocq || budget <= 0)
+		return -EINVAL;
+	if (!ocq->attr.suspend_usecs)
+		return -EOPNOTSUPP;
+	return ocq_engine_busy_poll(&ocq->engine, budget);
+}
+EXPORT_SYMBOL(ib_ocq_busy_poll);
 
 /**
  * ib_ocq_get_stats - read an ordered CQ's counters

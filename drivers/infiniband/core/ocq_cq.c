@@ -179,7 +179,8 @@ static bool ib_ocq_attr_equal(const struct ib_ocq_attr *a,
 	       a->watchdog_ms == b->watchdog_ms && a->pause_ms == b->pause_ms &&
 	       a->flow_key == b->flow_key && a->process == b->process &&
 	       a->defer_usecs == b->defer_usecs &&
-	       a->defer_polls == b->defer_polls;
+	       a->defer_polls == b->defer_polls &&
+	       a->suspend_usecs == b->suspend_usecs;
 }
 
 /* The least used CQ of @vector with room for @nr_cqe more, or NULL. */

@@ -337,13 +337,30 @@ static void ocq_yield(struct ocq_engine *e, unsigned int unit, bool later)
 }
 
 /*
+ * Hand OCQ_RUN to the host's timer: set OCQ_TIMER, then start the timer.
+ * From the fully ordered fetch_or on, whoever clears OCQ_TIMER (the timer,
+ * ocq_engine_timer(), or a busy poll, ocq_busy_take()) owns the run, so
+ * every store of this run must come before it; the fetch_or pairs with
+ * their cmpxchg.  The timer starts after the bit: a fire in between would
+ * find no bit and queue nothing, and the run would wait for a busy poll.
+ * A fire of an earlier start that finds the bit queues the run early: a
+ * run too many, never one too few.
+ */
+static void ocq_timer_hold(struct ocq_engine *e,
+			   void (*start)(struct ocq_engine *e))
+{
+	atomic_fetch_or(OCQ_TIMER, &e->units[OCQ_UNIT_CQ].gate);
+	start(e);
+}
+
+/*
  * Deferred re-arm: end the CQ run with the CQ drained and unarmed, keeping
  * OCQ_RUN, and let the host start the next run after its delay.  Nothing
  * can be lost meanwhile: no event is needed, the next run polls.  A kick
  * that lands before it (a resume) waits for it; no domain holds work (a
  * run that left some parks instead); the watchdog leaves a unit with
- * OCQ_RUN alone.  During teardown the host
- * cancels the delay after the CQ unit's run, as for a yield.
+ * OCQ_RUN alone.  During teardown the host cancels the delay after the CQ
+ * unit's run, as for a yield.
  */
 static void ocq_defer(struct ocq_engine *e)
 {
@@ -352,8 +369,22 @@ static void ocq_defer(struct ocq_engine *e)
 		e->defer_chain = e->runs;
 	WRITE_ONCE(e->defers, e->defers + 1);
 	trace_ocq_defer(e->cq);
-	e->ops->defer(e);
 	e->defer_got = 0;
+	ocq_timer_hold(e, e->ops->defer);
+}
+
+/*
+ * Suspension: a busy poll that took completions ends with the CQ drained
+ * (or its budget spent) and unarmed, and leaves OCQ_RUN to the timer: if
+ * the ULP polls again before it fires, that poll takes the run and starts
+ * the timer again; if not, the timer's run arms the CQ.
+ */
+static void ocq_suspend(struct ocq_engine *e)
+{
+	WRITE_ONCE(e->suspends, e->suspends + 1);
+	/* as after a deferral: the timer's run counts afresh */
+	e->defer_got = 0;
+	ocq_timer_hold(e, e->ops->suspend);
 }
 
 static bool ocq_stopped(struct ocq_engine *e, unsigned int unit)
@@ -890,6 +921,15 @@ static void ocq_defer_adapt(struct ocq_engine *e)
 	}
 }
 
+/*
+ * A busy poll, the CQ drained: suspend (leave it unarmed under the timer)
+ * if the busy poll took completions; if it took none, end the suspension.
+ */
+static bool ocq_suspend_due(struct ocq_engine *e, int n)
+{
+	return e->busy_got + n > 0;
+}
+
 /* A poll that does not arm: the arm is postponed, deferred or parked. */
 static int ocq_poll_plain(struct ocq_engine *e, enum ib_pn_status *st,
 			  struct ocq_pn_count *cnt)
@@ -911,21 +951,24 @@ static void ocq_poll_account(struct ocq_engine *e, int n,
 	e->wc_pos = 0;
 	e->wc_cnt = max(n, 0);
 	e->defer_got += e->wc_cnt;
+	e->busy_got += e->wc_cnt;
 	WRITE_ONCE(e->taken, e->taken + e->wc_cnt);
 }
 
 /*
  * Take the next batch from the CQ into e->wcs, and arm the CQ once it is
  * drained, unless the arm is postponed (no resume taken by this pass), the
- * domains hold work, or the arm is deferred (e->defer_got: completions
- * taken since the last confirmed arm or deferral).  Return what the poll
- * came to.
+ * domains hold work, the arm is deferred (e->defer_got: completions
+ * taken since the last confirmed arm or deferral), or @suspend (a busy
+ * poll) took completions.  Return what the poll came to.
  */
-static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
+static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool suspend)
 {
 	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
-	bool busy = !postpone && ocq_domains_busy(e);
-	bool defer = !postpone && !busy && e->defer_polls;
+	/* a busy poll suspends even while domains hold work: see below */
+	bool busy = !postpone && !suspend && ocq_domains_busy(e);
+	bool defer = !postpone && !busy && (e->defer_polls || suspend);
+	bool armed = false;
 	struct ocq_pn_count cnt = {};
 	enum ib_pn_status st = IB_PN_EMPTY_ARMED;
 	int n = 0;
@@ -937,13 +980,19 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
 		 * are handed on as a batch of their own, and the next poll,
 		 * which finds the count still short, arms.
 		 */
-		if (defer && n > 0 && e->defer_got + n < e->defer_min)
+		if (defer && suspend) {
+			if (n >= 0 && st != IB_PN_MORE)
+				defer = ocq_suspend_due(e, n);
+			/* nothing taken since the run's confirmed arm */
+			armed = !defer && !n && e->armed;
+		} else if (defer && n > 0 && e->defer_got + n < e->defer_min) {
 			st = IB_PN_MORE;
-		else if (defer && n >= 0 && st != IB_PN_MORE)
+		} else if (defer && n >= 0 && st != IB_PN_MORE) {
 			defer = ocq_defer_due(e, e->defer_got + n);
+		}
 	}
 	/* drained, or a deferred run's last empty poll: poll again and arm */
-	if (!postpone && !busy && !defer)
+	if (!postpone && !busy && !defer && !armed)
 		n = __ib_poll_and_notify(e->cq, OCQ_BATCH, e->wcs, e->policy,
 					 &st, &cnt);
 	ocq_poll_account(e, n, &cnt);
@@ -994,6 +1043,7 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed)
  * that took it came to, and poll again; until armed, stopped or spent.
  */
 static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
+				 bool suspend, unsigned int budget,
 				 unsigned int *taken)
 {
 	enum ocq_step polled = OCQ_MORE;
@@ -1019,8 +1069,11 @@ static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
 			 * The batch just handed on keeps a domain busy: park
 			 * instead, so that the domain's progress, not the
 			 * timer, starts the next run (the head-of-line bound).
+			 * Not a busy poll: a park would let that run arm the
+			 * CQ under the ULP's polls; the next busy poll, or the
+			 * timer's run, polls the CQ instead.
 			 */
-			if (!ocq_domains_busy(e))
+			if (suspend || !ocq_domains_busy(e))
 				return OCQ_DEFER;
 			fallthrough;
 		case OCQ_PARK:
@@ -1028,9 +1081,9 @@ static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
 				return OCQ_WAIT;
 			break;
 		}
-		if (*taken >= e->budget)
+		if (*taken >= budget)
 			return OCQ_YIELD;
-		polled = ocq_poll(e, resumed);
+		polled = ocq_poll(e, resumed, suspend);
 		if (polled == OCQ_BACKOFF)
 			return OCQ_BACKOFF;
 		*taken += e->wc_cnt;
@@ -1056,23 +1109,27 @@ static void ocq_cq_account(struct ocq_engine *e, unsigned int taken,
 }
 
 /*
- * A pass takes OCQ_RESUMED as it begins: the resume is then its own, and
- * one that lands later sets OCQ_KICK and OCQ_RESUMED again for the next
- * pass.  Only this clears OCQ_RESUMED; a pass that ends without arming
- * gives its resume back, so that the run that goes on arms.
+ * The passes of one hold of the CQ unit, a run's or a busy poll's, until it
+ * releases the unit (OCQ_WAIT) or must go on later (OCQ_YIELD, OCQ_BACKOFF,
+ * OCQ_DEFER): at most about @budget completions.  A pass takes
+ * OCQ_RESUMED as it begins: the resume is then its own, and one that lands
+ * later sets OCQ_KICK and OCQ_RESUMED again for the next pass.  Only this
+ * clears OCQ_RESUMED; a pass that ends without arming gives its resume
+ * back, so that the run that goes on arms.  @suspend: a busy poll's hold,
+ * which suspends rather than arms after taking completions, and is not
+ * counted as a run.
  */
-static void ocq_cq_run(struct ocq_engine *e)
+static enum ocq_step ocq_cq_passes(struct ocq_engine *e, bool suspend,
+				   unsigned int budget, unsigned int *taken)
 {
 	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
-	unsigned int taken = 0, before;
-	bool watchdog = false, counted = false, resumed;
+	bool watchdog = false, counted = suspend, resumed;
 	enum ocq_step step;
+	unsigned int before;
 	int state;
 
-	WRITE_ONCE(e->runs, e->runs + 1);
-	trace_ocq_run(e->cq, OCQ_UNIT_CQ);
 	/*
-	 * A run that begins with the CQ armed (an event's) counts afresh;
+	 * A hold that begins with the CQ armed (an event's) counts afresh;
 	 * one after a park or a yield goes on with the count of the last.
 	 */
 	if (e->armed)
@@ -1087,21 +1144,31 @@ static void ocq_cq_run(struct ocq_engine *e)
 		 */
 		atomic_set(&e->stalled, OCQ_NO_STALL);
 		watchdog |= state & OCQ_WATCHDOG;
-		before = taken;
-		step = ocq_cq_pass(e, resumed, &taken);
+		before = *taken;
+		step = ocq_cq_pass(e, resumed, suspend, budget, taken);
 		if (resumed && step != OCQ_ARMED)
 			atomic_or(OCQ_RESUMED, gate);
-		ocq_cq_account(e, taken, taken - before, watchdog, &counted);
-		if (step == OCQ_YIELD || step == OCQ_BACKOFF) {
-			ocq_yield(e, OCQ_UNIT_CQ, step == OCQ_BACKOFF);
-			return;
-		}
-		if (step == OCQ_DEFER) {
-			ocq_defer(e);
-			return;
-		}
+		ocq_cq_account(e, *taken, *taken - before, watchdog, &counted);
+		if (step == OCQ_YIELD || step == OCQ_BACKOFF ||
+		    step == OCQ_DEFER)
+			return step;
 		watchdog = false;
 	} while (ocq_release(gate));
+	return OCQ_WAIT;
+}
+
+static void ocq_cq_run(struct ocq_engine *e)
+{
+	unsigned int taken = 0;
+	enum ocq_step step;
+
+	WRITE_ONCE(e->runs, e->runs + 1);
+	trace_ocq_run(e->cq, OCQ_UNIT_CQ);
+	step = ocq_cq_passes(e, false, e->budget, &taken);
+	if (step == OCQ_YIELD || step == OCQ_BACKOFF)
+		ocq_yield(e, OCQ_UNIT_CQ, step == OCQ_BACKOFF);
+	else if (step == OCQ_DEFER)
+		ocq_defer(e);
 }
 
 /* A run of a flow domain, a worker or the commit unit. */
@@ -1287,6 +1354,94 @@ bool ocq_engine_lease(struct ocq_engine *e)
 }
 
 /**
+ * ocq_engine_timer - the host's timer of a deferral or suspension fired
+ * @e: the engine
+ *
+ * Context: any context.
+ * Return: true if the timer took the CQ unit's run: the host must queue
+ * it; false if a busy poll took it first, or the timer is stale.
+ */
+bool ocq_engine_timer(struct ocq_engine *e)
+{
+	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
+	int old = atomic_read(gate);
+
+	/* pairs with the fetch_or of ocq_timer_hold(): see its comment */
+	do {
+		if (!(old & OCQ_TIMER))
+			return false;
+	} while (!atomic_try_cmpxchg(gate, &old, old & ~OCQ_TIMER));
+	return true;
+}
+
+/*
+ * Take the CQ unit for a busy poll: when no run holds it, or from the
+ * host's timer (OCQ_TIMER).  The fully ordered cmpxchg pairs with the one
+ * of ocq_release() or the fetch_or of ocq_timer_hold() that let the last
+ * holder go: the busy poll sees its stores.
+ */
+static bool ocq_busy_take(struct ocq_engine *e)
+{
+	atomic_t *gate = &e->units[OCQ_UNIT_CQ].gate;
+	int old = atomic_read(gate);
+
+	do {
+		if (old & (OCQ_PAUSED | OCQ_DEAD))
+			return false;
+		if ((old & (OCQ_RUN | OCQ_TIMER)) == OCQ_RUN)
+			return false;
+	} while (!atomic_try_cmpxchg(gate, &old, (old | OCQ_RUN) & ~OCQ_TIMER));
+	return true;
+}
+
+/**
+ * ocq_engine_busy_poll - a CQ run in the ULP's own context
+ * @e: the engine, made with &ib_ocq_attr.suspend_usecs
+ * @budget: completions to take at most, about (whole batches)
+ *
+ * Takes the CQ unit as a run would, unless a run holds it, and dispatches
+ * what it takes as a run does (in %IB_OCQ_STRICT, done() in the caller).
+ * If it took completions, the CQ is left unarmed and the host's timer
+ * holds the unit (ops->suspend): no completion event while the ULP keeps
+ * polling and finding work; a poll that takes the unit from the timer
+ * starts it again, and if none comes the timer's run arms the CQ.  If it
+ * took none, it arms the CQ (a CQ still armed since its last arm is left
+ * as it is) and releases the unit, as a run does; when that arm's repoll
+ * takes completions (missed events), they are dispatched and the CQ ends
+ * armed all the same.  A provider that fails the poll or the arm hands
+ * the unit to a delayed run (ops->schedule_later), as a run backs off; a
+ * pause that lands meanwhile ends the busy poll as it ends a run.
+ *
+ * Context: the ULP's context, never concurrently with ocq_engine_disable().
+ * Return: the completions taken, or -EBUSY if a run held the CQ unit,
+ * -EAGAIN if it is paused (or, a misuse, torn down), -EOPNOTSUPP if @e was
+ * made without &ib_ocq_attr.suspend_usecs.
+ */
+int ocq_engine_busy_poll(struct ocq_engine *e, unsigned int budget)
+{
+	unsigned int taken = 0;
+	enum ocq_step step;
+
+	if (!e->suspend)
+		return -EOPNOTSUPP;
+	if (!ocq_busy_take(e)) {
+		if (ocq_stopped(e, OCQ_UNIT_CQ))
+			return -EAGAIN;
+		atomic_long_inc(&e->contended);
+		return -EBUSY;
+	}
+	WRITE_ONCE(e->busy_polls, e->busy_polls + 1);
+	e->busy_got = 0;
+	/* after OCQ_WAIT the unit is released: nothing of e's is ours */
+	step = ocq_cq_passes(e, true, budget, &taken);
+	if (step == OCQ_BACKOFF)
+		ocq_yield(e, OCQ_UNIT_CQ, true);
+	else if (step == OCQ_YIELD || step == OCQ_DEFER)
+		ocq_suspend(e);
+	return taken;
+}
+
+/**
  * ocq_engine_disable - schedule nothing more, and wait for the handlers
  * @e: the engine
  *
@@ -1365,6 +1520,9 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 	s->lease_resumes = READ_ONCE(e->lease_resumes);
 	s->inlined = READ_ONCE(e->inlined);
 	s->defers = READ_ONCE(e->defers);
+	s->busy_polls = READ_ONCE(e->busy_polls);
+	s->suspends = READ_ONCE(e->suspends);
+	s->contended = atomic_long_read(&e->contended);
 	s->max_batch = READ_ONCE(e->max_batch);
 	for (i = 0; i < e->nr_units; i++) {
 		struct ocq_unit *u = &e->units[i];
@@ -1412,6 +1570,15 @@ int ocq_engine_check_attr(const struct ib_ocq_attr *attr)
 	if ((attr->flags & IB_OCQ_DEFER_DIM) && !attr->defer_usecs)
 		return -EINVAL;
 	if (attr->defer_polls && !attr->defer_usecs)
+		return -EINVAL;
+	if (attr->suspend_usecs > IB_OCQ_MAX_SUSPEND_USECS)
+		return -EINVAL;
+	/*
+	 * a postponed arm never arms by itself, and DIM's count of completions
+	 * per deferral does not see what busy polls take
+	 */
+	if (attr->suspend_usecs &&
+	    (attr->flags & (IB_OCQ_POSTPONE_ARM | IB_OCQ_DEFER_DIM)))
 		return -EINVAL;
 	return 0;
 }
@@ -1471,7 +1638,8 @@ static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
  *
  * Context: process context; may sleep.
  * Return: 0, -EINVAL for a bad @attr, -EOPNOTSUPP for a deferred re-arm
- * the host cannot time (no &ocq_engine_ops.defer), or -ENOMEM.
+ * or a suspension the host cannot time (no &ocq_engine_ops.defer or
+ * &ocq_engine_ops.suspend), or -ENOMEM.
  */
 int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		    const struct ib_ocq_attr *attr, unsigned int nr_cpus,
@@ -1504,6 +1672,11 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		e->defer_min =
 			attr->flags & IB_OCQ_DEFER_DIM ? OCQ_DEFER_DIM_MIN : 1;
 	}
+	if (attr->suspend_usecs) {
+		if (!ops->suspend)
+			return -EOPNOTSUPP;
+		e->suspend = true;
+	}
 	e->nr_units = 1;
 	if (e->mode == IB_OCQ_FLOW)
 		e->nr_units += e->nr_domains;
@@ -1517,6 +1690,7 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 	atomic_long_set(&e->cq_errors, 0);
 	atomic_set(&e->stalled, OCQ_NO_STALL);
 	atomic_set(&e->claimed, 0);
+	atomic_long_set(&e->contended, 0);
 	e->lease_marked = false;
 
 	e->wcs = ocq_alloc(e, OCQ_BATCH, sizeof(*e->wcs));

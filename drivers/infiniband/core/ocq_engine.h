@@ -27,6 +27,12 @@
 #define OCQ_RESUMED BIT(4) /* CQ unit, postponed arm: arm when drained */
 #define OCQ_WATCHDOG BIT(5) /* CQ unit: the watchdog started this run */
 /*
+ * CQ unit: OCQ_RUN is held for the host's timer (a deferred re-arm or a
+ * suspension); whoever clears this bit takes the run: the timer, or a busy
+ * poll
+ */
+#define OCQ_TIMER BIT(6)
+/*
  * CQ unit: which pause is in force, counted modulo 2^23 by the cmpxchg that
  * sets OCQ_PAUSED, so that the lease ends only the pause it saw
  */
@@ -65,7 +71,9 @@ struct ocq_engine;
  * struct ocq_engine_ops - what the engine asks of its host
  * @schedule: queue a run of @unit that calls ocq_engine_run().  Called only
  *	by the context that set the unit's OCQ_RUN, so at most once per run,
- *	or by a run of @unit for the next one (it yields): the host's cancel
+ *	or by a run of @unit, or a busy poll, for the next one (it yields or
+ *	backs off); the host also queues the CQ unit's run when
+ *	ocq_engine_timer() gave the run to its timer: the host's cancel
  *	of a unit must wait for its run and remove what that run queued, as
  *	cancel_work_sync() does for a work item that requeues itself.  The
  *	engine asks no order between two runs of a unit from the host: the
@@ -89,6 +97,12 @@ struct ocq_engine;
  *	deferred re-arm's delay.  Called by the CQ run (the host's work item
  *	or softirq).  Teardown cancels the CQ unit (waiting for its run),
  *	then the delay, then the CQ unit again (the delay may have queued it).
+ *	When the delay ends the host calls ocq_engine_timer(), and queues the
+ *	run only if that returns true.
+ * @suspend: needed for &ib_ocq_attr.suspend_usecs; a busy poll that found
+ *	work ends with the CQ unarmed and OCQ_RUN kept for the timer: (re)start
+ *	the timer of @defer with the suspension's delay.  Called by the busy
+ *	poll, from the ULP's context.
  */
 struct ocq_engine_ops {
 	void (*schedule)(struct ocq_engine *e, unsigned int unit);
@@ -96,6 +110,7 @@ struct ocq_engine_ops {
 			       unsigned int tries);
 	void (*lease)(struct ocq_engine *e);
 	void (*defer)(struct ocq_engine *e);
+	void (*suspend)(struct ocq_engine *e);
 	void *(*alloc)(struct ocq_engine *e, size_t n, size_t size);
 	void (*free)(struct ocq_engine *e, void *p);
 };
@@ -105,7 +120,8 @@ struct ocq_engine_ops {
  *
  * I: set by ocq_engine_init(), read-only afterwards.
  * A: atomic.
- * C: owned by the run of the CQ unit (the holder of its OCQ_RUN).
+ * C: owned by the run of the CQ unit (the holder of its OCQ_RUN: a run
+ *    the host scheduled, or a busy poll).
  * U: owned by the run of the unit the field belongs to.
  * M: owned by the commit unit's run.
  * W: written by ocq_engine_watchdog() only; its host never runs it twice
@@ -159,6 +175,7 @@ struct ocq_slot {
  * @nr_units: units in @units (I)
  * @defer_polls: deferred re-arm: runs in a row that find nothing before the
  *	CQ is armed; 0 when the re-arm is not deferred (I)
+ * @suspend: busy polls may suspend the CQ's events (I)
  * @ring_mask: capacity - 1 of a flow ring or of the reorder ring (I)
  * @flow_key: %IB_OCQ_FLOW key (I)
  * @process: %IB_OCQ_PARALLEL unordered step (I)
@@ -171,6 +188,7 @@ struct ocq_slot {
  * @stalled: unit the CQ run waits on for room, OCQ_STALL_ANY while it is
  *	parked, or OCQ_NO_STALL (A)
  * @claimed: %IB_OCQ_PARALLEL: next slot a worker processes (A)
+ * @contended: busy polls that found another run of the CQ unit (A)
  * @wcs: completions of the last poll (C)
  * @wc_pos: first completion of @wcs not yet handed on (C)
  * @wc_cnt: completions in @wcs (C)
@@ -187,6 +205,9 @@ struct ocq_slot {
  * @parks: runs that ended unarmed while domains held work (C)
  * @inlined: %IB_OCQ_FLOW: completions the CQ run dispatched itself (C)
  * @defers: runs that ended with the arm deferred (C)
+ * @busy_polls: busy polls that took the CQ unit (C)
+ * @suspends: busy polls that ended with the CQ suspended (C)
+ * @busy_got: completions the busy poll took so far (C)
  * @provider_errors: failed polls and arms the run backed off from (C)
  * @defer_idle: deferred re-arm: runs in a row that found nothing, since
  *	the last completion taken or confirmed arm (C)
@@ -225,6 +246,7 @@ struct ocq_engine {
 	unsigned int nr_domains;
 	unsigned int nr_units;
 	unsigned int defer_polls;
+	bool suspend;
 	u32 ring_mask;
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
@@ -236,6 +258,7 @@ struct ocq_engine {
 	atomic_long_t cq_errors;
 	atomic_t stalled;
 	atomic_t claimed;
+	atomic_long_t contended;
 
 	struct ib_wc *wcs;
 	unsigned int wc_pos;
@@ -252,6 +275,9 @@ struct ocq_engine {
 	u64 parks;
 	u64 inlined;
 	u64 defers;
+	u64 busy_polls;
+	u64 suspends;
+	unsigned int busy_got;
 	u64 provider_errors;
 	unsigned int defer_idle;
 	unsigned int defer_min;
@@ -281,6 +307,8 @@ void ocq_engine_resume(struct ocq_engine *e);
 void ocq_engine_disable(struct ocq_engine *e);
 void ocq_engine_watchdog(struct ocq_engine *e);
 bool ocq_engine_lease(struct ocq_engine *e);
+bool ocq_engine_timer(struct ocq_engine *e);
+int ocq_engine_busy_poll(struct ocq_engine *e, unsigned int budget);
 void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *stats);
 int ocq_engine_check_attr(const struct ib_ocq_attr *attr);
 

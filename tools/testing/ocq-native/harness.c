@@ -248,6 +248,85 @@ static void host_work(struct work *w)
 	ocq_engine_run(&h->e, uw->unit);
 }
 
+static void *timer_thread(void *arg)
+{
+	struct harness *h = arg;
+	struct htimer *t = &h->timer;
+	struct timespec ts;
+
+	pthread_mutex_lock(&t->lock);
+	while (!t->stop) {
+		u64 now = now_ns();
+
+		if (!t->deadline) {
+			pthread_cond_wait(&t->cond, &t->lock);
+			continue;
+		}
+		if (now < t->deadline) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += (long)(t->deadline - now);
+			ts.tv_sec += ts.tv_nsec / 1000000000;
+			ts.tv_nsec %= 1000000000;
+			pthread_cond_timedwait(&t->cond, &t->lock, &ts);
+			continue;
+		}
+		t->deadline = 0;
+		t->fires++;
+		pthread_mutex_unlock(&t->lock);
+		/* ib_ocq_defer_fire(): queue the run only if the timer took it */
+		if (ocq_engine_timer(&h->e)) {
+			host_schedule(&h->e, OCQ_UNIT_CQ);
+			pthread_mutex_lock(&t->lock);
+			t->takes++;
+		} else {
+			pthread_mutex_lock(&t->lock);
+		}
+	}
+	pthread_mutex_unlock(&t->lock);
+	return NULL;
+}
+
+static void timer_start(struct harness *h, unsigned int us)
+{
+	struct htimer *t = &h->timer;
+
+	pthread_mutex_lock(&t->lock);
+	if (t->stop)
+		harness_fail(h, "timer started after teardown cancelled it");
+	t->deadline = now_ns() + us * 1000ull;
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+}
+
+/* hrtimer_cancel(): no callback under way or to come when it returns */
+static void timer_cancel(struct harness *h)
+{
+	struct htimer *t = &h->timer;
+
+	if (!h->timer_live)
+		return;
+	pthread_mutex_lock(&t->lock);
+	t->stop = true;
+	pthread_cond_signal(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->thread, NULL);
+	h->timer_live = false;
+}
+
+static void host_defer(struct ocq_engine *e)
+{
+	struct harness *h = harness_of_engine(e);
+
+	timer_start(h, h->cfg.defer_us);
+}
+
+static void host_suspend(struct ocq_engine *e)
+{
+	struct harness *h = harness_of_engine(e);
+
+	timer_start(h, h->cfg.suspend_us);
+}
+
 static void comp_handler(struct ib_cq *cq, void *ctx)
 {
 	struct harness *h = ctx;
@@ -339,6 +418,10 @@ int harness_init(struct harness *h, const struct config *cfg)
 	h->ops.schedule = host_schedule;
 	if (cfg->lease_us)
 		h->ops.lease = host_lease;
+	if (cfg->defer_us)
+		h->ops.defer = host_defer;
+	if (cfg->suspend_us)
+		h->ops.suspend = host_suspend;
 	attr.mode = cfg->consumer == C_FLOW ? IB_OCQ_FLOW :
 		    cfg->consumer == C_PARALLEL ? IB_OCQ_PARALLEL :
 		    IB_OCQ_STRICT;
@@ -350,6 +433,8 @@ int harness_init(struct harness *h, const struct config *cfg)
 		attr.process = ulp_process;
 	if (cfg->consumer == C_FLOW && cfg->flow_key)
 		attr.flow_key = ulp_flow_key;
+	attr.defer_usecs = cfg->defer_us;
+	attr.suspend_usecs = cfg->suspend_us;
 	ret = ocq_engine_init(&h->e, &h->fcq.cq, &attr, cfg->workers, &h->ops);
 	if (ret)
 		return ret;
@@ -369,6 +454,13 @@ int harness_init(struct harness *h, const struct config *cfg)
 	if (cfg->watchdog_us && tick_start(&h->watchdog, watchdog_tick, h,
 					   cfg->watchdog_us, true))
 		return -ENOMEM;
+	if (cfg->defer_us || cfg->suspend_us) {
+		pthread_mutex_init(&h->timer.lock, NULL);
+		pthread_cond_init(&h->timer.cond, NULL);
+		if (pthread_create(&h->timer.thread, NULL, timer_thread, h))
+			return -ENOMEM;
+		h->timer_live = true;
+	}
 	return 0;
 }
 
@@ -433,6 +525,8 @@ void harness_teardown(struct harness *h)
 	ocq_engine_disable(&h->e);
 	for (i = 0; i < h->nr_uw; i++)
 		wq_cancel_sync(&h->wq, &h->uw[i].w);
+	/* as ib_ocq_destroy(): the timer, which may queue the CQ unit again */
+	timer_cancel(h);
 	wq_cancel_sync(&h->wq, &h->uw[OCQ_UNIT_CQ].w);
 	st(&h->lease_stopped, 1);
 	if (h->cfg.lease_us)

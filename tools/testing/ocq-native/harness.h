@@ -33,6 +33,8 @@ struct config {
 	unsigned int flush_every;	/* every Nth completion fails (flush) */
 	bool flow_key;			/* flow: two QPs per flow (a flow_key) */
 	unsigned int pause_every;	/* done() pauses the engine every Nth */
+	unsigned int defer_us;		/* deferred re-arm's delay; 0: none */
+	unsigned int suspend_us;	/* suspension's delay; 0: no busy poll */
 	u64 cost_ns;			/* done(), or process() in parallel */
 	u64 completions;
 };
@@ -55,6 +57,22 @@ struct qp_ctx {
 
 struct harness;
 
+/*
+ * The host's hrtimer of the deferral and the suspension: a thread that
+ * fires once @deadline (ns, 0: not pending) passes; a start moves a
+ * pending deadline.  Stopping it waits for a callback under way, as
+ * hrtimer_cancel() does.  Fields under @lock.
+ */
+struct htimer {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_t thread;
+	u64 deadline;
+	bool stop;
+	u64 fires;	/* callbacks */
+	u64 takes;	/* ... that took the CQ unit's run */
+};
+
 struct unit_work {
 	struct work w;
 	struct harness *h;
@@ -71,6 +89,8 @@ struct harness {
 	unsigned int nr_uw;
 	struct unit_work raw;
 	struct tick lease, watchdog;
+	struct htimer timer;
+	bool timer_live;
 	int engine_live;
 	struct req *reqs;
 	struct qp_ctx *qps;

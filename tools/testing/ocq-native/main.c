@@ -35,7 +35,7 @@ static const char *const consumer_names[] = {
 /* --- the scenarios of "check" --- */
 
 /* a thread that pokes the engine while the scenario runs */
-enum poker { P_NONE, P_PAUSER, P_RESUMER, P_PAUSE_ONLY };
+enum poker { P_NONE, P_PAUSER, P_RESUMER, P_PAUSE_ONLY, P_BUSY_POLLER };
 
 struct scenario {
 	const char *name;
@@ -68,6 +68,18 @@ static void *poke_thread(void *arg)
 		} else if (pa->kind == P_PAUSE_ONLY) {
 			/* only the lease ends these pauses */
 			ocq_engine_pause(&pa->h->e);
+		} else if (pa->kind == P_BUSY_POLLER) {
+			/*
+			 * The ULP's busy poll: polls in a row while it finds
+			 * work, and now and then a gap past the suspension's
+			 * delay, so that the timer's run takes over too
+			 */
+			while (ocq_engine_busy_poll(&pa->h->e, 32) > 0 &&
+			       rand_r(&seed) % 16)
+				;
+			pa->pokes++;
+			usleep(rand_r(&seed) % (2 * pa->h->cfg.suspend_us + 1));
+			continue;
 		} else {
 			ocq_engine_resume(&pa->h->e);
 		}
@@ -146,6 +158,21 @@ static const struct scenario scenarios[] = {
 	{ "postpone-teardown", { BASE(C_FLOW, 2, 2, 50000),
 				 .postpone_arm = true, .lease_us = 1000 },
 	  P_RESUMER, 2, 2000, 12 },
+	/* the deferred re-arm: the timer's runs, the arm after idle polls */
+	{ "strict-defer", { BASE(C_STRICT, 2, 0, 100000), .defer_us = 20 } },
+	{ "flow-defer", { BASE(C_FLOW, 3, 3, 100000), .defer_us = 20 } },
+	/* busy polls against events, the timer and each other */
+	{ "strict-suspend", { BASE(C_STRICT, 2, 0, 100000),
+			      .suspend_us = 20 }, P_BUSY_POLLER, 2 },
+	{ "flow-suspend", { BASE(C_FLOW, 3, 3, 100000), .suspend_us = 20 },
+	  P_BUSY_POLLER, 1 },
+	{ "parallel-suspend", { BASE(C_PARALLEL, 3, 2, 100000),
+				.suspend_us = 20 }, P_BUSY_POLLER, 1 },
+	{ "strict-suspend-defer", { BASE(C_STRICT, 2, 0, 100000),
+				    .defer_us = 20, .suspend_us = 20,
+				    .lease_us = 1000 }, P_BUSY_POLLER, 2 },
+	{ "suspend-teardown", { BASE(C_STRICT, 2, 0, 50000), .defer_us = 20,
+				.suspend_us = 20 }, P_BUSY_POLLER, 1, 2000, 24 },
 };
 
 static int run_once(const struct scenario *sc, double scale, unsigned int it)
@@ -198,6 +225,16 @@ static int run_once(const struct scenario *sc, double scale, unsigned int it)
 		__atomic_store_n(&pa[i].stop, 1, __ATOMIC_RELAXED);
 		pthread_join(pt[i], NULL);
 	}
+	/* the busy pollers reached what they are there for */
+	if (sc->poker == P_BUSY_POLLER && complete) {
+		struct ib_ocq_stats s;
+
+		ocq_engine_stats(&h->e, &s);
+		if (!s.busy_polls || !s.suspends)
+			harness_fail(h, "%s: %llu busy polls, %llu suspensions",
+				     sc->name, (unsigned long long)s.busy_polls,
+				     (unsigned long long)s.suspends);
+	}
 	harness_teardown(h);
 	harness_final_checks(h, complete);
 	if (ocq_native_warnings() != warn0)
@@ -205,9 +242,14 @@ static int run_once(const struct scenario *sc, double scale, unsigned int it)
 	if (ocq_native_live_allocations() != alloc0)
 		harness_fail(h, "%s: the engine leaked %ld allocations",
 			     sc->name, ocq_native_live_allocations() - alloc0);
-	printf("  %s#%u: %llu done, max %d done() at once, %d process() at once\n",
+	printf("  %s#%u: %llu done, max %d done() at once, %d process() at once",
 	       sc->name, it, (unsigned long long)harness_delivered(h),
 	       h->max_domains_in_done, h->max_process);
+	if (cfg.defer_us || cfg.suspend_us)
+		printf(", timer: %llu fires, %llu took the run",
+		       (unsigned long long)h->timer.fires,
+		       (unsigned long long)h->timer.takes);
+	putchar('\n');
 	/* the workers are joined: a run queued too late has failed by now */
 	harness_free(h);
 	fails = h->failures;

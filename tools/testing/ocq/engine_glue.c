@@ -18,6 +18,8 @@ _Static_assert((int)SIM_ARM_AUTO == IB_ARM_AUTO &&
 	       (int)SIM_ARM_STRONG == IB_ARM_STRONG &&
 	       (int)SIM_ARM_DOUBLE_POLL == IB_ARM_DOUBLE_POLL,
 	       "enum ib_arm_policy");
+_Static_assert(SIM_GATE_RUN == OCQ_RUN && SIM_GATE_TIMER == OCQ_TIMER,
+	       "gate bits");
 
 /* the engine and the host's hook, in one allocation */
 struct sim_engine {
@@ -25,6 +27,7 @@ struct sim_engine {
 	struct ocq_engine_ops ops;
 	sim_schedule_fn schedule;
 	sim_defer_fn defer;
+	sim_defer_fn suspend;
 };
 
 static void sim_schedule(struct ocq_engine *e, unsigned int unit)
@@ -41,8 +44,16 @@ static void sim_defer(struct ocq_engine *e)
 	se->defer(e->cq->cq_context);
 }
 
+static void sim_suspend(struct ocq_engine *e)
+{
+	struct sim_engine *se = (struct sim_engine *)e;
+
+	se->suspend(e->cq->cq_context);
+}
+
 struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
-				  sim_schedule_fn schedule, sim_defer_fn defer)
+				  sim_schedule_fn schedule, sim_defer_fn defer,
+				  sim_defer_fn suspend)
 {
 	struct sim_engine *se = ocq_sim_alloc(sizeof(*se));
 	struct ib_ocq_attr attr = {
@@ -56,6 +67,7 @@ struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
 		.flow_key = a->flow_key,
 		.defer_usecs = a->defer_polls ? 1 : 0,
 		.defer_polls = a->defer_polls,
+		.suspend_usecs = a->suspend ? 1 : 0,
 	};
 
 	if (!se)
@@ -64,6 +76,8 @@ struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
 	se->schedule = schedule;
 	se->ops.defer = defer ? sim_defer : NULL;
 	se->defer = defer;
+	se->ops.suspend = suspend ? sim_suspend : NULL;
+	se->suspend = suspend;
 	if (ocq_engine_init(&se->e, cq, &attr, 2, &se->ops)) {
 		ocq_sim_free(se);
 		return NULL;
@@ -116,6 +130,11 @@ int sim_engine_paused(const struct ocq_engine *e)
 	return !!(sim_engine_gate(e, OCQ_UNIT_CQ) & OCQ_PAUSED);
 }
 
+int sim_engine_parked(const struct ocq_engine *e)
+{
+	return e->stalled.counter == OCQ_STALL_ANY;
+}
+
 void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s)
 {
 	struct ib_ocq_stats st;
@@ -138,6 +157,9 @@ void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s)
 	s->parks = st.parks;
 	s->inlined = st.inlined;
 	s->defers = st.defers;
+	s->contended = st.contended;
+	s->busy_polls = st.busy_polls;
+	s->suspends = st.suspends;
 }
 
 void sim_engine_event(struct ocq_engine *e)
@@ -180,6 +202,16 @@ int sim_engine_lease(struct ocq_engine *e)
 	return ocq_engine_lease(e);
 }
 
+int sim_engine_timer(struct ocq_engine *e)
+{
+	return ocq_engine_timer(e);
+}
+
+int sim_engine_busy_poll(struct ocq_engine *e, unsigned int budget)
+{
+	return ocq_engine_busy_poll(e, budget);
+}
+
 unsigned long sim_engine_lease_resumes(const struct ocq_engine *e)
 {
 	return e->lease_resumes;
@@ -188,7 +220,10 @@ unsigned long sim_engine_lease_resumes(const struct ocq_engine *e)
 /*
  * Each slot of each flow ring and of the reorder ring (its completion, not
  * the shimmed @processed), and the poll batch, which the next CQ run
- * refills once this one's done() calls have read it.
+ * refills once this one's done() calls have read it; and the busy poll's
+ * count, which every hold of the CQ unit writes (a busy poll before its
+ * first pass begins, so that only the gate's take orders it after the
+ * last holder's writes).
  */
 void sim_engine_watch(const struct ocq_engine *e,
 		      void (*watch)(const void *p, unsigned long n, const char *name))
@@ -197,6 +232,7 @@ void sim_engine_watch(const struct ocq_engine *e,
 	char name[64];
 
 	watch(e->wcs, OCQ_BATCH * sizeof(*e->wcs), "the poll batch");
+	watch(&e->busy_got, sizeof(e->busy_got), "the busy poll's count");
 	for (i = 1; i < e->nr_units; i++) {
 		for (j = 0; e->units[i].ring && j <= e->ring_mask; j++) {
 			snprintf(name, sizeof(name), "slot %u of flow ring %u", j, i);

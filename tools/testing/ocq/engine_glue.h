@@ -37,23 +37,33 @@ struct sim_attr {
 	unsigned int defer_polls;
 	/* with defer_polls: IB_OCQ_DEFER_DIM */
 	int defer_dim;
+	/* consumer-driven suspension: suspend_usecs = 1 (busy polls allowed) */
+	int suspend;
 };
+
+/* gate bits of the CQ unit the world looks at, checked in engine_glue.c */
+enum { SIM_GATE_RUN = 1, SIM_GATE_TIMER = 64 };
 
 /* struct ib_ocq_stats, field by field */
 struct sim_stats {
 	u64 events, runs, empty_runs, polls, completions, arms, repolls;
 	u64 yields, pauses, rescues, stalls, domain_runs, cq_errors, max_batch, parks;
 	u64 inlined, defers;
+	u64 contended, busy_polls, suspends;
 };
 
 /* The host's queue_work(): cq->cq_context is passed as @host. */
 typedef void (*sim_schedule_fn)(void *host, unsigned int unit);
-/* The host's deferred re-arm timer (hrtimer_start()): @host as above. */
+/*
+ * The host's timer (hrtimer_start()) of a deferred re-arm (ops->defer) or
+ * of a suspension (ops->suspend): @host as above.
+ */
 typedef void (*sim_defer_fn)(void *host);
 
 /* ocq_engine_init() on a calloc'ed engine; NULL if it fails */
 struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
-				  sim_schedule_fn schedule, sim_defer_fn defer);
+				  sim_schedule_fn schedule, sim_defer_fn defer,
+				  sim_defer_fn suspend);
 /* ocq_engine_destroy(), then free the engine */
 void sim_engine_free(struct ocq_engine *e);
 unsigned int sim_engine_units(const struct ocq_engine *e);
@@ -67,6 +77,8 @@ void sim_engine_claims(const struct ocq_engine *e, long *claimed, long *produced
 long sim_hol_dones(void);
 int sim_engine_gate(const struct ocq_engine *e, unsigned int unit);
 int sim_engine_paused(const struct ocq_engine *e);
+/* the CQ run parked: a domain's progress kicks it (e->stalled) */
+int sim_engine_parked(const struct ocq_engine *e);
 void sim_engine_stats(struct ocq_engine *e, struct sim_stats *s);
 
 void sim_engine_event(struct ocq_engine *e);
@@ -78,6 +90,10 @@ void sim_engine_destroy(struct ocq_engine *e);
 void sim_engine_watchdog(struct ocq_engine *e);
 /* ocq_engine_lease(): true while still paused */
 int sim_engine_lease(struct ocq_engine *e);
+/* ocq_engine_timer(): true if the timer took the CQ unit's run */
+int sim_engine_timer(struct ocq_engine *e);
+/* ocq_engine_busy_poll(): completions taken, -EBUSY or -EAGAIN */
+int sim_engine_busy_poll(struct ocq_engine *e, unsigned int budget);
 /* the pauses the lease ended (@lease_resumes) */
 unsigned long sim_engine_lease_resumes(const struct ocq_engine *e);
 /* the plain memory the engine hands between contexts, for the race check */

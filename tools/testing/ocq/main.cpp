@@ -65,8 +65,9 @@ const KnownBug *known_bug(const CaseSpec &spec, const std::string &failure)
 struct Options {
 	unsigned bound = 3;
 	long budget = 4000; // executions per case, all bounds together
-	// the deferred re-arm's cases (mode "defer*"): the timer's runs make
-	// each execution longer; a budget of their own keeps make sim's time
+	// the deferred re-arm's cases (mode "defer*") and the suspension's
+	// ("suspend*"): the timer's runs make each execution longer; a budget
+	// of their own keeps make sim's time
 	long defer_budget = 3000;
 	size_t step_cap = 5000; // decisions per execution
 	std::string only; // run the cases whose name contains it
@@ -102,6 +103,7 @@ struct Result {
 	long defers = 0, rearms = 0, deferred_pushes = 0, torn_deferred = 0;
 	long paused_deferred = 0, short_arms = 0, min_grew = 0;
 	long lease_resumes = 0;
+	long suspends = 0, busy_from_timer = 0, suspensions_ended = 0, busy_ebusy = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -260,6 +262,25 @@ std::vector<CaseSpec> all_cases()
 		v.push_back(make_case("defer-dim", p));
 	v.push_back(make_case("defer-dim-flow", "iba-weak"));
 	v.push_back(make_case("defer-dim-parallel", "iba-weak"));
+	// suspension: the ULP busy polls (ib_ocq_busy_poll()) while the HCA
+	// adds completions, and the timer ends the last suspension; with two
+	// flows, and with the deferred re-arm; and with one stale read, the
+	// hand-over of the CQ unit to a busy poll (see weak/cq-handoff)
+	for (const char *p : {"iba-weak", "strong", "concurrent"})
+		v.push_back(make_case("suspend", p));
+	/*
+	 * a busy poll suspends with the domains busy, so the schedules in
+	 * which a later one takes the unit from the timer come late
+	 */
+	c = make_case("suspend-flow", "iba-weak");
+	c.schedules = 10000;
+	v.push_back(c);
+	v.push_back(make_case("suspend-defer", "iba-weak"));
+	for (const char *m : {"suspend", "suspend-defer"}) {
+		c = make_case(m, "iba-weak", std::string("weak/") + m);
+		c.stale_bound = 1;
+		v.push_back(c);
+	}
 	// a process() that waits for a later completion's
 	v.push_back(make_case("parallel-wait", "iba-weak"));
 	// a backlog on one flow, then a completion of another
@@ -325,7 +346,7 @@ Result explore(const CaseSpec &spec, const Options &opt)
 	bool caught = false;
 	long budget = spec.schedules ? spec.schedules : opt.budget;
 
-	if (spec.mode.rfind("defer", 0) == 0 && !spec.schedules)
+	if ((spec.mode.rfind("defer", 0) == 0 || mode_info(spec.mode)->busy) && !spec.schedules)
 		budget = opt.defer_budget;
 
 	for (unsigned b = 0; b <= opt.bound && !caught && r.failure.empty(); b++) {
@@ -358,6 +379,10 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.short_arms += o.short_arms;
 			r.min_grew += o.min_grew;
 			r.lease_resumes += o.lease_resumes;
+			r.suspends += o.suspends;
+			r.busy_from_timer += o.busy_from_timer;
+			r.suspensions_ended += o.suspensions_ended;
+			r.busy_ebusy += o.busy_ebusy;
 			r.hops += o.hops;
 			r.reuses += o.reuses;
 			r.yields += o.yields;
@@ -446,6 +471,26 @@ Result explore(const CaseSpec &spec, const Options &opt)
 				r.failure = "coverage: the IB_OCQ_DEFER_DIM threshold never "
 					    "grew after a deferral that did not pay";
 		}
+		/*
+		 * Suspension: a busy poll suspended, one took the CQ unit from
+		 * the timer, the timer took it from a suspension, one found a
+		 * run holding it; with the deferred re-arm, a run deferred.
+		 */
+		if (mode_info(spec.mode)->busy) {
+			if (!r.suspends)
+				r.failure = "coverage: no busy poll suspended the CQ's events";
+			else if (!r.busy_from_timer)
+				r.failure =
+					"coverage: no busy poll took the CQ unit from the timer";
+			else if (!r.suspensions_ended)
+				r.failure = "coverage: the timer never took the CQ unit from a "
+					    "suspension";
+			else if (!r.busy_ebusy)
+				r.failure = "coverage: no busy poll found a run holding the CQ "
+					    "unit (-EBUSY)";
+			else if (mode_info(spec.mode)->defer && !r.defers)
+				r.failure = "coverage: no CQ run deferred its re-arm";
+		}
 	}
 	return r;
 }
@@ -529,6 +574,11 @@ bool report(const CaseSpec &spec, const Result &r, const Options &opt)
 		std::printf(" paused-deferred=%ld", r.paused_deferred);
 	if (spec.mode.rfind("defer", 0) == 0 && mode_info(spec.mode)->defer_dim)
 		std::printf(" short-arms=%ld grew=%ld", r.short_arms, r.min_grew);
+	if (mode_info(spec.mode)->busy)
+		std::printf("  suspends=%ld from-timer=%ld ended=%ld ebusy=%ld", r.suspends,
+			    r.busy_from_timer, r.suspensions_ended, r.busy_ebusy);
+	if (mode_info(spec.mode)->busy && mode_info(spec.mode)->defer)
+		std::printf(" defers=%ld", r.defers);
 	std::printf("\n");
 	for (const KnownHit &h : r.known)
 		std::printf("    known engine bug %s: %ld schedule(s), first "
@@ -579,8 +629,9 @@ void usage(FILE *f)
 			"  --budget N         executions per case, over all bounds\n"
 			"                     (default 4000); a case that spends it\n"
 			"                     says so: not exhaustive\n"
-			"  --defer-budget N   executions per deferred re-arm case\n"
-			"                     (default 3000), instead of --budget\n"
+			"  --defer-budget N   executions per deferred re-arm or\n"
+			"                     suspension case (default 3000),\n"
+			"                     instead of --budget\n"
 			"  --step-cap N       decisions per execution (default 5000)\n"
 			"  --case TEXT        only the cases whose name contains TEXT\n"
 			"  --list             list the cases\n"

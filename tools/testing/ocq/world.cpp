@@ -5,6 +5,7 @@
 
 #include "mm.h"
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +18,9 @@ namespace {
 
 // reuse-*: what the HCA adds before it waits for done() to sleep
 const int OCQ_SIM_FIRST_BURST = 16;
+// suspension: the ULP's busy polls, and the budget of each
+const int OCQ_SIM_BUSY_POLLS = 3;
+const unsigned int OCQ_SIM_BUSY_BUDGET = 16;
 
 // The shims' state: the world being executed (for WARN_ON) and the
 // allocation count.  One execution runs at a time.
@@ -54,6 +58,11 @@ void sim_defer(void *host)
 	static_cast<World *>(host)->defer();
 }
 
+void sim_suspend(void *host)
+{
+	static_cast<World *>(host)->suspend();
+}
+
 void sim_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	world_of(cq)->done(wc);
@@ -87,43 +96,49 @@ int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 // the last completion at any time, the last once the CQ run has tried to
 // arm after its deferral (deferral_over()).  defer-dim adds
 // IB_OCQ_DEFER_DIM: the engine's rule for a run with one completion (the
-// delay DIM picks is time, which the model does not have).
+// delay DIM picks is time, which the model does not have).  The suspend
+// modes give the ULP a context that busy polls up to OCQ_SIM_BUSY_POLLS times
+// while the HCA adds its completions (suspend-defer with the deferred
+// re-arm as well, its last completion at any time).
 const ModeInfo modes[] = {
-	/* name            engine        n  2fl budget pp ulp td p1 wait defer dim */
-	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0},
-	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0},
-	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0, 0, 0},
-	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0},
-	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0},
-	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 0, 0},
-	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0},
-	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0, 0, 0},
-	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0},
-	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0},
-	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 0, 0},
-	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0},
-	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0},
-	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4, 0, 0},
-	{"defer", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0},
-	{"defer-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 0},
-	{"defer-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0},
-	{"defer-pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0},
-	{"defer-teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 2, 0},
-	{"defer-teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 2, 0},
-	{"defer-flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 2, 0},
-	{"defer-dim", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1},
-	{"defer-dim-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 1},
-	{"defer-dim-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1},
-	{"lease", SIM_STRICT, 2, 0, 0, 0, 5, 0, 0, 0, 0, 0},
-	{"lease-postpone", SIM_STRICT, 2, 0, 0, 1, 6, 0, 0, 0, 0, 0},
-	{"lease-race", SIM_STRICT, 2, 0, 0, 0, 7, 0, 0, 0, 0, 0},
+	/* name            engine        n  2fl budget pp ulp td p1 wait defer dim busy */
+	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0},
+	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0},
+	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0, 0, 0, 0},
+	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
+	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0},
+	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0},
+	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0},
+	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0},
+	{"defer", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0, 0},
+	{"defer-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 0, 0},
+	{"defer-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0, 0},
+	{"defer-pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0},
+	{"defer-teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0},
+	{"defer-teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 2, 0, 0},
+	{"defer-flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 2, 0, 0},
+	{"defer-dim", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1, 0},
+	{"defer-dim-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 1, 0},
+	{"defer-dim-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1, 0},
+	{"lease", SIM_STRICT, 2, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0},
+	{"lease-postpone", SIM_STRICT, 2, 0, 0, 1, 6, 0, 0, 0, 0, 0, 0},
+	{"lease-race", SIM_STRICT, 2, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0},
+	{"suspend", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS},
+	{"suspend-flow", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS},
+	{"suspend-defer", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 2, 0, OCQ_SIM_BUSY_POLLS},
 };
 
 } // namespace
@@ -172,13 +187,20 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 		comps_[i].cqe.done = sim_done;
 		comps_[i].seq = i;
 		comps_[i].flow = mi_.two_flows ? i % 2 : 0;
-		if (mi_.wait_next == 2) /* a backlog on QP 1, then one on QP 2 */
+		/*
+		 * A backlog on QP 1, then one on QP 2; suspend-flow: QP 1,
+		 * then QP 2, so that a busy poll's batch is often of one flow,
+		 * which it dispatches itself and then suspends (a batch of two
+		 * goes to the domains, and the busy poll suspends all the same)
+		 */
+		if (mi_.wait_next == 2 || (mi_.busy && mi_.two_flows))
 			comps_[i].flow = i == pushes_ - 1;
 	}
 	perpetual_ = spec_.provider == "perpetual-positive";
 	if (perpetual_)
 		run_cap_ = 4;
 	watchdog_ctx_ = spec_.provider == "lossy" && !spec_.no_watchdog;
+	handoff_ = spec_.cq_hops || mi_.busy;
 	g_allocs = 0;
 	mm_reset(spec_.stale_bound > 0);
 	g_rcu_readers = 0;
@@ -224,7 +246,9 @@ void World::setup_engine()
 		attr.flow_key = sim_flow_key;
 	attr.defer_polls = mi_.defer;
 	attr.defer_dim = mi_.defer_dim;
-	engine_ = sim_engine_new(&cq_, &attr, sim_schedule, mi_.defer ? sim_defer : nullptr);
+	attr.suspend = mi_.busy > 0;
+	engine_ = sim_engine_new(&cq_, &attr, sim_schedule, mi_.defer ? sim_defer : nullptr,
+				 mi_.busy ? sim_suspend : nullptr);
 	if (!engine_) {
 		std::fprintf(stderr, "ocq_engine_init failed\n");
 		std::exit(2);
@@ -281,7 +305,9 @@ void World::add_contexts()
 		sched_.add("watchdog", [this] { watchdog(); });
 	if (mi_.ulp >= 5)
 		sched_.add("lease", [this] { lease(); });
-	if (mi_.defer)
+	if (mi_.busy)
+		busy_ctx_ = sched_.add("ulp", [this] { busy_poller(); });
+	if (mi_.defer || mi_.busy)
 		sched_.add(
 			"timer", [this] { timer(); }, [this] { return timer_ready(); });
 	if (mi_.teardown)
@@ -361,9 +387,10 @@ void World::producer()
 		 * Deferred re-arm: the last completion lands once the CQ run
 		 * tried to arm after its deferral, so that an arm that never
 		 * comes strands it.  An idle wait: if the arm never comes,
-		 * check_terminal() says so.
+		 * check_terminal() says so.  Not with busy polls, whose arms
+		 * are no CQ run's (suspend-defer).
 		 */
-		if (mi_.defer && mi_.wait_next != 2 && i == pushes_ - 1)
+		if (mi_.defer && !mi_.busy && mi_.wait_next != 2 && i == pushes_ - 1)
 			sched_.wait(
 				"hca: wait until the deferral is over",
 				[this] { return deferral_over(); }, true);
@@ -491,7 +518,7 @@ void World::worker(unsigned int unit)
 		u.running++;
 		u.runs++;
 		mm_acquire(unit); /* the run sees what was before queue_work() */
-		if (unit == 0 && spec_.cq_hops)
+		if (unit == 0 && handoff_)
 			check_handoff();
 		if (unit == 0 && mi_.defer)
 			begin_cq_run();
@@ -709,20 +736,34 @@ void World::lease_tick(int tick)
 }
 
 /*
- * The deferred re-arm's timer (an hrtimer: ops->defer() starts it, a start
- * while it is pending only moves it, and its callback queues the CQ unit
- * as schedule() does).  It fires at any point the scheduler picks: time is
- * not modelled.  Started, and woken, by timer_ready().
+ * The host's timer of a deferred re-arm or a suspension (an hrtimer:
+ * ops->defer() or ops->suspend() starts it, a start while it is pending
+ * only moves it).  Its callback, as ib_ocq_defer_fire(), asks the engine
+ * whether it takes the CQ unit's run (ocq_engine_timer(): it clears
+ * OCQ_TIMER) and queues the CQ unit as schedule() does only then; a busy
+ * poll may have taken the run first, and the fire is stale.  It fires at
+ * any point the scheduler picks: time is not modelled.  Started, and
+ * woken, by timer_ready().
  */
 void World::timer()
 {
 	for (;;) {
 		timer_pending_ = false;
 		timer_running_ = true;
-		idle_fires_++;
 		mm_acquire(MM_CH_TIMER); /* hrtimer_start() before the callback */
-		sched_.note("hrtimer fires: queue the CQ unit's next run");
-		schedule(0, true);
+		if (freed_) {
+			fail("use after free: the timer fired after the engine was freed: its "
+			     "callback would touch freed memory");
+		} else if (sim_engine_timer(engine_)) {
+			idle_fires_++;
+			timer_takes_++;
+			if (hold_suspend_)
+				suspensions_ended_++;
+			sched_.note("hrtimer fires: it takes the CQ unit: queue its next run");
+			schedule(0, true);
+		} else {
+			sched_.note("hrtimer fires: stale (OCQ_TIMER clear): queue nothing");
+		}
 		timer_running_ = false;
 		mm_release(MM_CH_TIMER_DONE); /* for hrtimer_cancel() */
 		sched_.wait(
@@ -731,20 +772,41 @@ void World::timer()
 }
 
 /*
- * The timer fires while it is pending, but no more than defer_polls times
- * in a row with nothing found, no arm tried and no run started by anything
- * else: the engine arms once defer_polls deferred runs in a row found
- * nothing, so a fire past that is a CQ that is never armed (timer_stuck();
- * the world stops following it there, and check_terminal() fails).
+ * The timer fires while it is pending, but no more than fire_limit() times
+ * in a row that take the CQ unit with nothing found, no arm tried and no
+ * run started by anything else: the engine arms once defer_polls deferred
+ * runs in a row found nothing, so a fire past that is a CQ that is never
+ * armed (timer_stuck(); the world stops following it there, and
+ * check_terminal() fails).  A stale fire (OCQ_TIMER clear: a busy poll
+ * took the run) queues nothing: it is always followed.
  */
 bool World::timer_ready() const
 {
-	return timer_pending_ && idle_fires_ < (long)mi_.defer;
+	return timer_pending_ && (idle_fires_ < fire_limit() || timer_stale());
 }
 
 bool World::timer_stuck() const
 {
-	return timer_pending_ && idle_fires_ >= (long)mi_.defer;
+	return timer_pending_ && idle_fires_ >= fire_limit() && !timer_stale();
+}
+
+// A fire now would find OCQ_TIMER clear, and queue nothing.
+bool World::timer_stale() const
+{
+	return !engine_ || freed_ || !(sim_engine_gate(engine_, 0) & SIM_GATE_TIMER);
+}
+
+/*
+ * The fires in a row that find nothing before the CQ must be armed:
+ * defer_polls (a suspension, like a deferral, starts e->defer_got afresh,
+ * so the timer's first run after one spends the first of them); a
+ * suspension alone: one, whose run arms.
+ */
+long World::fire_limit() const
+{
+	if (!mi_.defer)
+		return 1;
+	return (long)mi_.defer;
 }
 
 // The HCA's last completion waits for it: the CQ run tried to arm after
@@ -821,8 +883,153 @@ void World::defer()
 	if (timer_pending_)
 		sched_.note("hrtimer_start: pending already, moved");
 	timer_pending_ = true;
+	hold_suspend_ = false;
 	defer_since_arm_ = true;
 	armed_since_defer_ = false;
+}
+
+/*
+ * ops->suspend(): hrtimer_start() by a busy poll that took completions and
+ * leaves the CQ unarmed, the CQ unit's run held for the timer.
+ */
+void World::suspend()
+{
+	step("hrtimer_start");
+	suspend_calls_++;
+	if (!in_busy_poll())
+		fail("suspend: ops->suspend() called outside a busy poll");
+	else if (!(bp_found_ + bp_last_got_))
+		fail("suspend: a busy poll that took no completion suspended the CQ's events");
+	bp_suspended_ = true;
+	mm_release(MM_CH_TIMER);
+	if (timer_pending_)
+		sched_.note("hrtimer_start: pending already, moved");
+	timer_pending_ = true;
+	hold_suspend_ = true;
+	idle_fires_ = 0;
+}
+
+/*
+ * The ULP's busy polls (suspension): ib_ocq_busy_poll() one after another
+ * while the HCA adds its completions, until it made ModeInfo::busy calls or
+ * the CQ gave up every completion (to a busy poll or a run), then no more;
+ * each may take the CQ unit when it is free or held for the timer, and
+ * returns -EBUSY while a run holds it.
+ */
+void World::busy_poller()
+{
+	for (int i = 0; i < mi_.busy && taken_ < pushes_; i++) {
+		long takes = timer_takes_;
+		bool held = sim_engine_gate(engine_, 0) & SIM_GATE_TIMER;
+		int ret;
+
+		sched_.note("ulp: ib_ocq_busy_poll()");
+		busy_inside_ = true;
+		bp_found_ = 0;
+		bp_last_got_ = 0;
+		bp_polls_ = 0;
+		bp_armed_ = false;
+		bp_suspended_ = false;
+		ret = sim_engine_busy_poll(engine_, OCQ_SIM_BUSY_BUDGET);
+		busy_inside_ = false;
+		/* only the timer clears OCQ_TIMER but a busy poll */
+		if (ret >= 0 && held && timer_takes_ == takes)
+			busy_from_timer_++;
+		busy_check(ret);
+	}
+}
+
+/*
+ * What a busy poll returned (@ret) and left: the completions its polls
+ * took; with none, the CQ armed (by an arm it confirmed, or still armed
+ * since the last) or an event on its way; with some, the CQ suspended
+ * (ops->suspend()), the run parked (a domain's progress kicks it), or the
+ * CQ armed by the poll that took them (ib_poll_and_notify()'s, just before
+ * its arm: notified()).  Checked as the busy poll returns: the unit was
+ * released (or held for the timer) by its last step.
+ */
+void World::busy_check(int ret)
+{
+	long took = bp_found_ + bp_last_got_;
+	bool armed = prov_->armed() || prov_->pending() || prov_->in_flight();
+	bool parked = sim_engine_parked(engine_);
+
+	if (ret == -EBUSY) {
+		busy_ebusy_++;
+		if (bp_polls_)
+			fail("busy poll: returned -EBUSY after it polled the CQ");
+		return;
+	}
+	if (ret < 0) {
+		fail(fmt("busy poll: returned %ld, the engine neither paused nor torn down", ret));
+		return;
+	}
+	busy_took_++;
+	if (ret != took)
+		fail(fmt("busy poll: returned %ld, its polls took %ld completion(s)", ret, took));
+	else if (!ret && !armed && !parked)
+		fail("busy poll: took nothing and left the CQ unarmed, with no event on its way");
+	else if (ret && !bp_suspended_ && !armed && !parked)
+		fail(fmt("busy poll: took %ld completion(s) and ended neither suspended, parked "
+			 "nor armed",
+			 ret));
+}
+
+/*
+ * After every atomic operation of the engine: if the CQ unit is free, or
+ * held for the timer, nobody's hold goes on (note_hold()).  OCQ_TIMER is
+ * set only with OCQ_RUN held for the timer: without it, a kick and the
+ * timer could each take a run.
+ */
+void World::observe_gate()
+{
+	int gate;
+
+	if (!mi_.busy || !engine_ || freed_)
+		return;
+	gate = sim_engine_gate(engine_, 0);
+	if (!(gate & SIM_GATE_RUN) || (gate & SIM_GATE_TIMER))
+		holder_ = -1;
+	if ((gate & SIM_GATE_TIMER) && !(gate & SIM_GATE_RUN) && !overlap_failed_) {
+		overlap_failed_ = true;
+		fail("overlapping holds: OCQ_TIMER set with OCQ_RUN clear: a kick and the "
+		     "timer may each take a run");
+	}
+}
+
+bool World::in_busy_poll() const
+{
+	return busy_inside_ && sched_.self() == busy_ctx_;
+}
+
+/*
+ * A poll or an arm of the CQ by a hold of the CQ unit (a run, or a busy
+ * poll): no other hold may have polled or armed since the unit was last
+ * free or held for the timer (observe_gate() clears holder_ there), and
+ * no run of the unit may be queued during a busy poll's.
+ */
+void World::note_hold()
+{
+	int me = sched_.self();
+
+	if (!mi_.busy || overlap_failed_ || me < 0)
+		return;
+	/* a queued run of the CQ unit holds OCQ_RUN already */
+	if (in_busy_poll() && units_[0].queued) {
+		overlap_failed_ = true;
+		fail("overlapping holds: a busy poll uses the CQ while a run of the CQ unit is "
+		     "queued");
+		return;
+	}
+	if (holder_ < 0) {
+		holder_ = me;
+		return;
+	}
+	if (holder_ != me) {
+		overlap_failed_ = true;
+		fail("overlapping holds: " + sched_.name(me) + " uses the CQ while " +
+		     sched_.name(holder_) + "'s hold of the CQ unit goes on");
+	}
 }
 
 // A CQ run begins (deferred re-arm): its own counts start at 0.
@@ -864,6 +1071,19 @@ void World::end_cq_run()
  */
 void World::notified(int ret)
 {
+	note_hold();
+	/*
+	 * A busy poll that took completions suspends: it never arms, but for
+	 * what ib_poll_and_notify()'s own poll, just before the arm, took.
+	 */
+	if (in_busy_poll() && bp_found_)
+		fail(fmt("busy poll: armed the CQ after it took %ld completion(s): it must "
+			 "suspend",
+			 bp_found_));
+	if (in_busy_poll() && ret == 0)
+		bp_armed_ = true;
+	if (mi_.busy && ret == 0)
+		idle_fires_ = 0;
 	if (!mi_.defer || !in_cq_run())
 		return;
 	long found = mi_.defer_dim ? defer_got() : run_found_;
@@ -990,6 +1210,19 @@ bool World::in_cq_run() const
 void World::polled(const struct ib_wc *wc, int got)
 {
 	inline_hol_ = 0;
+	note_hold();
+	if (in_busy_poll()) {
+		/* a busy poll begins: what the last holder left (check_handoff()) */
+		if (handoff_ && !bp_polls_)
+			check_handoff();
+		bp_found_ += bp_last_got_;
+		bp_last_got_ = got > 0 ? got : 0;
+		bp_polls_++;
+	}
+	if (got > 0)
+		taken_ += got;
+	if (mi_.busy && got > 0)
+		idle_fires_ = 0;
 	if (mi_.defer && in_cq_run()) {
 		run_found_ += last_got_;
 		last_got_ = got > 0 ? got : 0;
@@ -1006,7 +1239,7 @@ void World::polled(const struct ib_wc *wc, int got)
 	 * What the run stores of its poll (wc_pos, wc_cnt: plain, the run's
 	 * own), seen by the model: a relaxed store after the poll.
 	 */
-	if (spec_.cq_hops) {
+	if (handoff_) {
 		ocq_mm_store(&poll_mark_, sizeof(int), ++polls_seen_, OCQ_MM_RELAXED);
 		last_poller_ = sched_.self();
 	}
@@ -1017,7 +1250,11 @@ void World::polled(const struct ib_wc *wc, int got)
  * poll, whichever context ran that one.  The host gives no order between
  * them here (as when a run of the unit is taken by another CPU); only the
  * gate does: the fully ordered cmpxchg that dropped OCQ_RUN, read by the
- * kick that scheduled this run.
+ * kick that scheduled this run.  Likewise a busy poll, at its first poll
+ * (the CQ's lock of that poll orders nothing: the mark is stored after
+ * the last holder's last verb): the gate's cmpxchg that took the unit
+ * reads the release of OCQ_RUN, or the fully ordered fetch_or that held
+ * it for the timer.
  */
 void World::check_handoff()
 {
@@ -1027,7 +1264,11 @@ void World::check_handoff()
 	if (last_poller_ >= 0 && last_poller_ != sched_.self())
 		hops_++;
 
-	if (seen != polls_seen_)
+	if (seen != polls_seen_ && in_busy_poll())
+		fail(fmt("stale run state: a busy poll sees the state of poll %ld, the "
+			 "last hold of the CQ unit left that of poll %ld",
+			 seen, (long)polls_seen_));
+	else if (seen != polls_seen_)
 		fail(fmt("stale run state: a CQ run sees the state of poll %ld, the "
 			 "previous run left that of poll %ld",
 			 seen, (long)polls_seen_));
@@ -1253,6 +1494,10 @@ Outcome World::run()
 	o.short_arms = short_arms_;
 	o.min_grew = min_grew_;
 	o.lease_resumes = lease_resumes_;
+	o.suspends = suspend_calls_;
+	o.busy_from_timer = busy_from_timer_;
+	o.suspensions_ended = suspensions_ended_;
+	o.busy_ebusy = busy_ebusy_;
 	return o;
 }
 
@@ -1365,6 +1610,11 @@ void World::check_stats(const struct sim_stats &s)
 	if ((long)s.defers != defer_calls_)
 		fail(fmt("stats: defers %ld != ops->defer() calls %ld", (long)s.defers,
 			 defer_calls_));
+	if ((long)s.busy_polls != busy_took_ || (long)s.suspends != suspend_calls_ ||
+	    (long)s.contended != busy_ebusy_)
+		fail(fmt("stats: busy_polls, suspends, contended %ld, %ld, %ld: not what the "
+			 "busy polls did",
+			 (long)s.busy_polls, (long)s.suspends, (long)s.contended));
 }
 
 uint64_t World::state_hash(const struct sim_stats &s) const
@@ -1419,6 +1669,8 @@ void ocq_sim_spin(const char *what)
 
 void ocq_sim_value(long value)
 {
+	if (ocq_sim::g_world)
+		ocq_sim::g_world->observe_gate();
 	if (Scheduler *s = Scheduler::current())
 		s->value(value);
 }

@@ -71,6 +71,8 @@ struct ModeInfo {
 				// is stuck)
 	bool defer_dim;		// IB_OCQ_DEFER_DIM: a run that took a single
 				// completion arms at once
+	int busy;		// suspension (suspend_usecs): the ULP's busy
+				// polls, made one after another (0: off)
 };
 
 const ModeInfo *mode_info(const std::string &name);
@@ -104,6 +106,12 @@ struct Outcome {
 				// too few completions to defer
 	bool min_grew = false;	// ... the threshold doubled
 	long lease_resumes = 0;	// pauses the lease's third tick ended
+	long suspends = 0;	// suspension: busy polls that suspended
+	long busy_from_timer = 0; // ... busy polls that took the CQ unit from
+				  // the timer
+	long suspensions_ended = 0; // ... timer fires that took the CQ unit
+				    // from a suspension
+	long busy_ebusy = 0;	// ... busy polls that returned -EBUSY
 };
 
 class World {
@@ -125,6 +133,7 @@ public:
 	void handler();
 	void schedule(unsigned int unit, bool timer = false);
 	void defer();
+	void suspend();
 	void notified(int ret);
 	void done(struct ib_wc *wc);
 	void process(struct ib_wc *wc);
@@ -132,6 +141,8 @@ public:
 	void warn(const std::string &what);
 	// At every scheduling point: the invariants of the engine's state.
 	void invariants();
+	// After every atomic operation: whether a hold of the CQ unit ended.
+	void observe_gate();
 
 private:
 	// The host's work item of one engine unit (kernel workqueue rules:
@@ -180,6 +191,12 @@ private:
 	void timer();
 	bool timer_ready() const;
 	bool timer_stuck() const;
+	bool timer_stale() const;
+	long fire_limit() const;
+	void busy_poller();
+	void busy_check(int ret);
+	bool in_busy_poll() const;
+	void note_hold();
 	bool deferral_over() const;
 	// completions a CQ run takes before it must defer its re-arm: the
 	// contract of &ib_ocq_attr.defer_usecs (1) and IB_OCQ_DEFER_DIM (the
@@ -277,6 +294,29 @@ private:
 	long last_min_ = 2;		// the threshold last seen (defer-dim)
 	bool min_grew_ = false;		// see Outcome::min_grew
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
+	// the ULP's busy polls (suspension), a context of its own
+	int busy_ctx_ = -1;		// its context
+	bool busy_inside_ = false;	// it is in ocq_engine_busy_poll()
+	long bp_found_ = 0;		// this busy poll: completions its polls
+					// took, but the last poll's
+	long bp_last_got_ = 0;		// this busy poll: the last poll's
+	long bp_polls_ = 0;		// this busy poll: its polls
+	bool bp_armed_ = false;		// this busy poll: an arm confirmed
+	bool bp_suspended_ = false;	// this busy poll: ops->suspend()
+	long taken_ = 0;		// completions the CQ's polls returned
+	long busy_took_ = 0;		// busy polls that took the CQ unit
+	long busy_ebusy_ = 0;		// see Outcome::busy_ebusy
+	long busy_from_timer_ = 0;	// see Outcome::busy_from_timer
+	long suspend_calls_ = 0;	// ops->suspend() calls
+	long timer_takes_ = 0;		// fires that took the CQ unit
+	bool hold_suspend_ = false;	// the timer's last start: a suspension
+	long suspensions_ended_ = 0;	// see Outcome::suspensions_ended
+	int holder_ = -1;		// the context whose hold of the CQ unit
+					// polled or armed last; -1: none since
+					// the unit was free or the timer's
+	bool overlap_failed_ = false;
+	bool handoff_ = false;		// mark each poll and check it at the
+					// next holder's start (check_handoff())
 	bool freed_ = false;
 	bool stats_taken_ = false;
 	struct sim_stats stats_ = {};

@@ -104,6 +104,9 @@ static inline bool atomic_try_cmpxchg(atomic_t *v, int *old, int val)
 #define atomic_fetch_andnot_relaxed(i, v)				\
 	__ocq_step("atomic_fetch_andnot_relaxed",			\
 		   __ocq_rmw(v, OCQ_MM_AND, ~(i), OCQ_MM_RELAXED))
+#define atomic_fetch_or_relaxed(i, v)					\
+	__ocq_step("atomic_fetch_or_relaxed",				\
+		   __ocq_rmw(v, OCQ_MM_OR, (i), OCQ_MM_RELAXED))
 
 static inline int atomic_cmpxchg_relaxed(atomic_t *v, int old, int val)
 {
