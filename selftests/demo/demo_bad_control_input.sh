@@ -72,6 +72,10 @@ start defer_us=100 path=naive
 start defer_dim=1
 start defer_dim=2 defer_us=100
 start defer_dim=1 defer_us=100 postpone=1
+start busy_poll_us=100001
+start busy_poll_us=50 path=upstream-wq
+start busy_poll_us=50 postpone=1
+start busy_poll_us=50 defer_us=100 defer_dim=1
 LIST
 
 # a write longer than a page

@@ -76,6 +76,12 @@ demo_run calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict defer_us=100 defer_
 demo_check_clean || ksft_fail "defer_dim run not clean"
 echo "# ocq-strict defer_us=100 defer_dim=1: $(demo_rate) calls/s," \
 	"$(demo_get events) events for $(demo_get completions) completions"
+# consumer-driven suspension: a thread per side busy-polls its CQ; the same checks
+demo_run calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict busy_poll_us=100 ||
+	ksft_fail "busy_poll_us run failed"
+demo_check_clean || ksft_fail "busy_poll_us run not clean"
+echo "# ocq-strict busy_poll_us=100: $(demo_rate) calls/s," \
+	"$(demo_get events) events for $(demo_get completions) completions"
 demo_run calls=1000 conns=4 mix=null:1,echo:1 path=ocq-parallel work_ns=20000 ||
 	ksft_fail "work_ns run failed"
 demo_check_clean || ksft_fail "work_ns run not clean"

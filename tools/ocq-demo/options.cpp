@@ -29,7 +29,7 @@ constexpr std::uint64_t kMaxRate = 1000000;
 const char *const kRunOptions[] = {
 	"conns",      "credits", "calls",	"duration", "mix",	 "echo-size",
 	"chunk-size", "path",	 "work-ns",	"postpone", "json",	 "control",
-	"interval",   "dry-run", "defer-usecs", "rate",	    "defer-dim",
+	"interval",   "dry-run", "defer-usecs", "rate",	    "defer-dim", "busy-poll-usecs",
 };
 
 bool isRunOption(const std::string &name)
@@ -220,6 +220,11 @@ Cli::Cli(Options &o)
 		      "(defer_dim=1; default off)")
 		->group(wl)
 		->disable_flag_override();
+	addUint("busy-poll-usecs", 0, 100000, o.busyPollUsecs,
+		"ocq-* paths: a thread per side busy-polls its CQ while it finds work, "
+		"suspending the CQ's events; the CQ is re-armed N us after the last poll, "
+		"0..100000 (busy_poll_us=N; default 0, off; not with --postpone or --defer-dim)")
+		->group(wl);
 	addUint("rate", 0, kMaxRate, o.rate,
 		"open loop: the clients post N messages per second in all (RDMA WRITEs with "
 		"immediate, never answered) whatever the server does, 0..1000000 (rate=N; "
@@ -490,6 +495,10 @@ bool Options::parse(const std::vector<std::string> &args)
 		return fail("--defer-usecs is only for the ocq-* paths, not " + *path);
 	if (deferDim && !deferUsecs.value_or(0))
 		return fail("--defer-dim needs --defer-usecs, the ceiling of the delay it picks");
+	if (busyPollUsecs.value_or(0) && path && !isOcqPath(*path))
+		return fail("--busy-poll-usecs is only for the ocq-* paths, not " + *path);
+	if (busyPollUsecs.value_or(0) && (postpone || deferDim))
+		return fail("--busy-poll-usecs excludes --postpone and --defer-dim");
 	return checkOpenLoop();
 }
 
@@ -540,6 +549,8 @@ std::string Options::startCommand() const
 		s << " defer_us=" << *deferUsecs;
 	if (deferDim)
 		s << " defer_dim=1";
+	if (busyPollUsecs)
+		s << " busy_poll_us=" << *busyPollUsecs;
 	if (rate)
 		s << " rate=" << *rate;
 	return s.str();

@@ -74,6 +74,8 @@ public:
 	std::optional<unsigned> deferUsecs;
 	// with deferUsecs: software DIM picks the delay (IB_OCQ_DEFER_DIM)
 	bool deferDim = false;
+	// ocq paths: busy-poll each side's CQ, re-armed this long after the last poll
+	std::optional<unsigned> busyPollUsecs;
 	// open loop: messages per second, posted whatever the server does (0: closed loop)
 	std::optional<unsigned> rate;
 

@@ -147,6 +147,8 @@ TEST(CommandLine, EveryRunOption)
 		  "start postpone=1 defer_us=0");
 	EXPECT_EQ(parseOk({"run", "--defer-dim", "--defer-usecs", "100"}).startCommand(),
 		  "start defer_us=100 defer_dim=1");
+	EXPECT_EQ(parseOk({"run", "--busy-poll-usecs", "50", "--defer-usecs", "20"}).startCommand(),
+		  "start defer_us=20 busy_poll_us=50");
 	EXPECT_EQ(o.jsonFile, "out.json");
 	EXPECT_EQ(o.control, "/tmp/ctl");
 	EXPECT_EQ(o.intervalMs, 250U);
@@ -330,6 +332,14 @@ TEST(CommandLine, BadValuesExit2)
 		 "--defer-dim needs --defer-usecs, the ceiling of the delay it picks"},
 		{{"run", "--defer-dim", "--defer-usecs=0"}, "--defer-dim needs --defer-usecs"},
 		{{"run", "--defer-dim=1", "--defer-usecs=9"}, "option --defer-dim takes no value"},
+		{{"run", "--busy-poll-usecs=100001"},
+		 "--busy-poll-usecs: '100001' is not an integer in 0..100000"},
+		{{"run", "--busy-poll-usecs=5", "--path=naive"},
+		 "--busy-poll-usecs is only for the ocq-* paths, not naive"},
+		{{"run", "--busy-poll-usecs=5", "--postpone"},
+		 "--busy-poll-usecs excludes --postpone and --defer-dim"},
+		{{"run", "--busy-poll-usecs=5", "--defer-usecs=5", "--defer-dim"},
+		 "--busy-poll-usecs excludes --postpone and --defer-dim"},
 		{{"run", "--rate", "1000001"}, "--rate: '1000001' is not an integer in 0..1000000"},
 		{{"run", "--rate=-5"}, "--rate: '-5' is not an integer in 0..1000000"},
 		{{"run", "--rate", "1k"}, "--rate: '1k' is not an integer in 0..1000000"},
@@ -357,11 +367,11 @@ TEST(CommandLine, HelpDocumentsEverything)
 {
 	const std::string help = usageText();
 	for (const char *opt :
-	     {"--conns",       "--credits",    "--calls",   "--duration",   "--mix",
-	      "--echo-size",   "--chunk-size", "--path",    "--work-ns",    "--postpone",
-	      "--defer-usecs", "--rate",       "--json",    "--control",    "--interval",
-	      "--dry-run",     "--help",       "--version", "interpolated", "Exit status",
-	      "--defer-dim"})
+	     {"--conns",       "--credits",	   "--calls",	"--duration",	"--mix",
+	      "--echo-size",   "--chunk-size",	   "--path",	"--work-ns",	"--postpone",
+	      "--defer-usecs", "--rate",	   "--json",	"--control",	"--interval",
+	      "--dry-run",     "--help",	   "--version", "interpolated", "Exit status",
+	      "--defer-dim",   "--busy-poll-usecs"})
 		EXPECT_TRUE(contains(help, opt));
 	for (const auto &p : pathNames())
 		EXPECT_TRUE(contains(help, p));

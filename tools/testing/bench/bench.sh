@@ -5,7 +5,7 @@
 #
 # Usage: [REPEATS=5] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm]
 #        [SCENARIOS="..."] [PATHS="..."] [DURATION=3] [SLOW_WORK_NS=] [HEAVY_WORK_NS=]
-#        [POOL_HEAVY_NS=] [DEFER_US=] [OPEN_RATE=]
+#        [POOL_HEAVY_NS=] [DEFER_US=] [BUSY_US=] [OPEN_RATE=]
 #        [FAKE_N=] [FAKE_BUDGET=]
 #        tools/testing/bench/bench.sh [METAPACKAGE]
 #
@@ -39,10 +39,13 @@ QUICK=${QUICK:-0}
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}
 BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic'
 
-PATHS=${PATHS:-ocq-strict ocq-defer ocq-dim ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
+PATHS=${PATHS:-ocq-strict ocq-defer ocq-dim ocq-busy ocq-flow ocq-parallel upstream-wq upstream-unbound upstream-softirq naive locked}
 # ocq-defer: ocq-strict with the deferred re-arm, polled again after DEFER_US;
-# ocq-dim: the same with software DIM picking the delay, DEFER_US at most
+# ocq-dim: the same with software DIM picking the delay, DEFER_US at most;
+# ocq-busy: ocq-strict busy-polled by a thread per side, re-armed BUSY_US after
+# its last poll (consumer-driven suspension)
 DEFER_US=${DEFER_US:-100}
+BUSY_US=${BUSY_US:-100}
 SCENARIOS=${SCENARIOS:-fake_floor rxe_steady rxe_latency rxe_bulk rxe_slow_consumer rxe_open_slow rxe_heavy_flows rxe_pool}
 # CPU burned per completion (rxe_slow_consumer, rxe_open_slow, rxe_heavy_flows): under
 # TCG rxe itself costs some 250 us of CPU per completion, so the work must be of that
@@ -119,6 +122,7 @@ boot_bench() {
 	HEAVY_WORK_NS=$HEAVY_WORK_NS
 	POOL_HEAVY_NS=$POOL_HEAVY_NS
 	DEFER_US=$DEFER_US
+	BUSY_US=$BUSY_US
 	FAKE_BUDGET=$FAKE_BUDGET
 	EOF
 	echo "bench /guest-bench.sh $tmo" > "$d/tests.list"

@@ -10,8 +10,10 @@
 #   PATHS      the demo's CQ paths, run in this order within each scenario; also
 #              ocq-defer: ocq-strict with the deferred re-arm (--defer-usecs DEFER_US);
 #              ocq-dim: the same with software DIM picking the delay up to DEFER_US
-#              (--defer-dim)
+#              (--defer-dim); ocq-busy: ocq-strict busy-polled by a thread per side
+#              (--busy-poll-usecs BUSY_US)
 #   DEFER_US   ocq-defer's defer_usecs, ocq-dim's ceiling
+#   BUSY_US    ocq-busy's suspend_usecs
 #   REPEATS    repeats of the whole list
 #   DURATION   seconds per demo run
 #   COUNT_DURATION  seconds per counting run of an upstream path (see below)
@@ -56,11 +58,13 @@ done
 # busy jiffies of all CPUs: user, nice, system, irq, softirq (not idle, iowait, steal)
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
 
-# the ocq-demo options of a path: its --path, and ocq-defer's and ocq-dim's deferred re-arm
+# the ocq-demo options of a path: its --path, ocq-defer's and ocq-dim's deferred
+# re-arm, ocq-busy's busy polling
 path_args() {
 	case $1 in
 	ocq-defer) echo "--path ocq-strict --defer-usecs $DEFER_US" ;;
 	ocq-dim) echo "--path ocq-strict --defer-usecs $DEFER_US --defer-dim" ;;
+	ocq-busy) echo "--path ocq-strict --busy-poll-usecs $BUSY_US" ;;
 	*) echo "--path $1" ;;
 	esac
 }
@@ -68,8 +72,9 @@ path_args() {
 # the ocq-demo options of a scenario and path (scenario definitions live here)
 scenario_args() {
 	pp=""
-	# a postponed arm never arms by itself: ocq-defer and ocq-dim keep their own
-	case $2 in ocq-defer|ocq-dim) ;; ocq-*) pp=--postpone ;; esac
+	# a postponed arm never arms by itself: ocq-defer, ocq-dim and ocq-busy keep
+	# their own
+	case $2 in ocq-defer|ocq-dim|ocq-busy) ;; ocq-*) pp=--postpone ;; esac
 	case $1 in
 	rxe_steady)        echo "--conns 2 --credits 16 --mix echo:1 --echo-size 64" ;;
 	# one call in flight: each completion waits for its event (or the timer)

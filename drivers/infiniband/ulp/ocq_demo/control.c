@@ -49,6 +49,7 @@ enum od_key {
 	OD_K_DEFER,
 	OD_K_RATE,
 	OD_K_DIM,
+	OD_K_BUSY,
 	OD_NR_KEYS,
 };
 
@@ -59,7 +60,7 @@ static const char *const od_key_names[OD_NR_KEYS] = {
 	[OD_K_CHUNK] = "chunk_size", [OD_K_PATH] = "path",
 	[OD_K_WORK] = "work_ns",     [OD_K_POSTPONE] = "postpone",
 	[OD_K_DEFER] = "defer_us",   [OD_K_RATE] = "rate",
-	[OD_K_DIM] = "defer_dim",
+	[OD_K_DIM] = "defer_dim",    [OD_K_BUSY] = "busy_poll_us",
 };
 
 /* A refused command: its reason. */
@@ -212,6 +213,9 @@ static int od_parse_key(enum od_key k, char *val, struct od_params *p,
 		if (!ret)
 			p->defer_dim = b;
 		return ret;
+	case OD_K_BUSY:
+		return od_parse_u32(key, val, 0, IB_OCQ_MAX_SUSPEND_USECS,
+				    &p->busy_poll_us, r);
 	default:
 		return od_refuse(r, "internal: key %d", k);
 	}
@@ -291,6 +295,12 @@ static int od_parse_start(char *args, struct od_params *p, struct od_refusal *r)
 	/* software DIM picks the delay up to defer_us: it needs the ceiling */
 	if (p->defer_dim && !p->defer_us)
 		return od_refuse(r, "defer_dim=1 needs defer_us (its ceiling)");
+	if (p->busy_poll_us && !od_path_is_ocq(p->path))
+		return od_refuse(r, "busy_poll_us: only on the ocq-* paths");
+	/* what ib_ocq_attr.suspend_usecs excludes */
+	if (p->busy_poll_us && (p->postpone || p->defer_dim))
+		return od_refuse(r, "busy_poll_us: not with %s",
+				 p->postpone ? "postpone" : "defer_dim");
 	return od_check_open_loop(p, seen, r);
 }
 

@@ -25,8 +25,10 @@
 
 #include <linux/completion.h>
 #include <linux/list.h>
+#include <linux/sched.h>
 #include <linux/scatterlist.h>
 #include <linux/spinlock.h>
+#include <linux/wait.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/rdma_cm.h>
@@ -135,6 +137,9 @@ enum od_state {
  * @postpone: ocq paths: postponed arm with explicit resume
  * @defer_us: ocq paths: deferred re-arm, &ib_ocq_attr.defer_usecs (0: off)
  * @defer_dim: with @defer_us: software DIM picks the delay, %IB_OCQ_DEFER_DIM
+ * @busy_poll_us: ocq paths: a thread per side busy-polls the side's CQ with
+ *	ib_ocq_busy_poll() while it finds work, &ib_ocq_attr.suspend_usecs
+ *	(0: off)
  * @rate: open loop: messages per second the clients post whatever the
  *	server does (0: closed loop, calls under credits)
  */
@@ -151,6 +156,7 @@ struct od_params {
 	bool postpone;
 	u32 defer_us;
 	bool defer_dim;
+	u32 busy_poll_us;
 	u32 rate;
 };
 
@@ -240,6 +246,11 @@ struct od_counts {
  * @repolls: locked: loops repeated for a missed event (A)
  * @completions: done() calls, every path (A)
  * @cpu_ns: time spent in done() and process(), every path (A)
+ * @poller: busy_poll_us: the thread that busy-polls the ordered CQ (I)
+ * @poll_wait: @poller sleeps here while the CQ is armed
+ * @poll_kick: a done() of a run, not of @poller, since @poller last
+ *	looked: there is work again (READ_ONCE/WRITE_ONCE; a lost race
+ *	costs one timeout of @poller's sleep, never a completion)
  */
 struct od_cq {
 	struct od_run *run;
@@ -259,6 +270,9 @@ struct od_cq {
 	atomic64_t repolls;
 	atomic64_t completions;
 	atomic64_t cpu_ns;
+	struct task_struct *poller;
+	wait_queue_head_t poll_wait;
+	bool poll_kick;
 };
 
 struct od_cq_work {

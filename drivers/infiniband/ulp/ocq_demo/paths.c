@@ -18,6 +18,8 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/delay.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/percpu.h>
 #include <linux/slab.h>
@@ -25,6 +27,8 @@
 
 /* completions one naive/locked loop dispatches before it requeues itself */
 #define OD_LOOP_BUDGET 1024
+/* busy_poll_us: completions per ib_ocq_busy_poll() call */
+#define OD_BUSY_BUDGET 64
 
 static struct workqueue_struct *od_loop_wq;
 
@@ -49,6 +53,12 @@ void od_end(struct od_cq *dcq, u64 t0)
 	atomic64_add(ktime_get_ns() - t0, &dcq->cpu_ns);
 	if (dcq->run->p.postpone)
 		od_cq_consumed(dcq);
+	/* a run's done(): wake the busy poller, once */
+	if (dcq->poller && current != dcq->poller &&
+	    !READ_ONCE(dcq->poll_kick)) {
+		WRITE_ONCE(dcq->poll_kick, true);
+		wake_up(&dcq->poll_wait);
+	}
 }
 
 /**
@@ -250,6 +260,56 @@ static int od_cq_create_seed(struct od_cq *dcq, struct ib_device *dev,
 	return 0;
 }
 
+/*
+ * busy_poll_us: poll the ordered CQ from this thread while it finds work,
+ * which keeps the CQ suspended (no completion events).  Between two polls
+ * that found work it waits a quarter of the suspension's delay, so that
+ * each poll finds a batch (an empty poll would arm the CQ) and the timer
+ * does not fire meanwhile.  Once a poll finds nothing it armed the CQ, and
+ * the thread sleeps until a run's done() says that work came through an
+ * event again.  -EBUSY: a run holds the CQ and dispatches; sleep as well.
+ * The sleep is bounded, so that a wake-up lost to the unlocked flag costs
+ * a second at most.
+ */
+static bool od_poll_kicked(struct od_cq *dcq)
+{
+	return READ_ONCE(dcq->poll_kick) || kthread_should_stop();
+}
+
+static int od_poller(void *arg)
+{
+	struct od_cq *dcq = arg;
+	unsigned int gap = dcq->run->p.busy_poll_us / 4;
+	int n;
+
+	while (!kthread_should_stop()) {
+		n = ib_ocq_busy_poll(dcq->cq, OD_BUSY_BUDGET);
+		if (n > 0) {
+			if (gap)
+				usleep_range(gap, gap + gap / 4 + 1);
+			else
+				cond_resched();
+			continue;
+		}
+		wait_event_interruptible_timeout(dcq->poll_wait,
+						 od_poll_kicked(dcq), HZ);
+		WRITE_ONCE(dcq->poll_kick, false);
+	}
+	return 0;
+}
+
+static int od_poller_start(struct od_cq *dcq)
+{
+	struct task_struct *t;
+
+	init_waitqueue_head(&dcq->poll_wait);
+	t = kthread_run(od_poller, dcq, "ocq_demo_poll");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	dcq->poller = t;
+	return 0;
+}
+
 static int od_cq_create_ocq(struct od_cq *dcq, struct ib_device *dev,
 			    int nr_cqe)
 {
@@ -264,19 +324,28 @@ static int od_cq_create_ocq(struct od_cq *dcq, struct ib_device *dev,
 		.flags = (dcq->run->p.postpone ? IB_OCQ_POSTPONE_ARM : 0) |
 			 (dcq->run->p.defer_dim ? IB_OCQ_DEFER_DIM : 0),
 		.defer_usecs = dcq->run->p.defer_us,
+		.suspend_usecs = dcq->run->p.busy_poll_us,
 	};
+	int ret;
 
 	if (dcq->path == OD_OCQ_PARALLEL)
 		attr.process = od_process;
 	dcq->ocq = ib_ocq_alloc(dev, dcq, nr_cqe, 0, &attr);
 	if (IS_ERR(dcq->ocq)) {
-		int ret = PTR_ERR(dcq->ocq);
-
+		ret = PTR_ERR(dcq->ocq);
 		dcq->ocq = NULL;
 		return ret;
 	}
 	dcq->cq = ib_ocq_cq(dcq->ocq);
-	return 0;
+	if (!attr.suspend_usecs)
+		return 0;
+	ret = od_poller_start(dcq);
+	if (ret) {
+		ib_ocq_free(dcq->ocq);
+		dcq->ocq = NULL;
+		dcq->cq = NULL;
+	}
+	return ret;
 }
 
 /**
@@ -335,8 +404,13 @@ void od_cq_destroy(struct od_cq *dcq)
 	int cpu;
 
 	if (dcq->ocq) {
+		/* ib_ocq_busy_poll() must not race ib_ocq_free() */
+		if (dcq->poller)
+			kthread_stop(dcq->poller);
 		cancel_work_sync(&dcq->resume_work);
 		ib_ocq_free(dcq->ocq);
+		/* after the last done(): od_end() reads it */
+		dcq->poller = NULL;
 		dcq->ocq = NULL;
 		dcq->cq = NULL;
 		return;

@@ -70,7 +70,8 @@ static void od_add_cq(struct od_result *r, struct od_cq *dcq)
 	if (dcq->ocq) {
 		ib_ocq_get_stats(dcq->ocq, &st);
 		r->events += st.events;
-		r->runs += st.runs;
+		/* a busy poll is a processing run too, in the ULP's thread */
+		r->runs += st.runs + st.busy_polls;
 		r->empty_runs += st.empty_runs;
 		r->arms += st.arms;
 		r->repolls += st.repolls;
