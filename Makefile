@@ -283,6 +283,9 @@ host-tests:
 	@for d in $(HOST_TESTS); do \
 		[ -f $$d/Makefile ] || continue; \
 		echo "=== $$d"; $(MAKE) --no-print-directory $(SUBJOBS) -C $$d check || exit 1; done
+	@echo "=== guest mutants: every edit still finds its line"
+	@out=$$($(VM)/guest-mutants.sh -n 2>&1) || { echo "$$out"; exit 1; }; \
+		echo "$$out" | tail -1
 	@$(MAKE) --no-print-directory sim
 
 # Not "make -C $(KDIR) M=... clean": it deletes every *.ko below M=, the kernel cache's too.
@@ -309,7 +312,8 @@ help:
 	@echo 'guest-mutants each mutant of the plumbing (tools/testing/vm/guest-mutants.txt) must make'
 	@echo '              its guest tests fail; a few minutes per mutant, not in CI'
 	@echo 'host-tests    unit tests on the host (send accounting, ocq-demo, the engine on real'
-	@echo '              threads under TSan and ASan), then sim; make check'
+	@echo '              threads under TSan and ASan), the guest mutants still apply (-n),'
+	@echo '              then sim; make check'
 	@echo '              runs them first unless TESTS= is given (SIM=1 forces, SIM=0 skips)'
 	@echo 'demo          build, boot KERNEL= in QEMU, run the ocq_demo ULP with ocq-demo (ARGS= adds'
 	@echo '              ocq-demo run options); results in build/demo/results.json'

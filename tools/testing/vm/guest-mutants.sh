@@ -6,10 +6,13 @@
 # mutant's tests in the copy; the mutant is killed if one of them fails (a build or
 # boot error kills nothing).
 #
-# Usage: tools/testing/vm/guest-mutants.sh [NAME...]    (default: every mutant)
+# Usage: tools/testing/vm/guest-mutants.sh [-n] [NAME...]    (default: every mutant)
 #        KERNEL= and SMP= pass through to make check.
-# Exit status: 0 if every mutant run was killed, 1 otherwise.  About 3 minutes per
-# mutant under TCG; not part of CI (make check's own tests are).
+#        -n: only check that each mutant's edit still finds its line (no copy, no
+#        build, no guest; a second or two, in make host-tests and so in CI).
+# Exit status: 0 if every mutant run was killed (-n: every edit applies), 1
+# otherwise, 2 for a stale mutant or a bad list.  About 3 minutes per mutant under
+# TCG; the runs are not part of CI (make check's own tests are).
 set -euo pipefail
 
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
@@ -34,6 +37,11 @@ while IFS= read -r l; do
 	*) die "$LIST: cannot read '$l'" ;;
 	esac
 done < "$LIST"
+check_only=
+if [ "${1:-}" = -n ]; then
+	check_only=1
+	shift
+fi
 [ $# -gt 0 ] && order=("$@")
 
 # Replace the line whose trimmed text is $3 in file $1 by $4 (indent kept); fail if
@@ -52,6 +60,25 @@ for i in hits:
 open(path, 'w').write('\n'.join(lines))
 PY
 }
+
+if [ -n "$check_only" ]; then
+	stale=0
+	for m in "${order[@]}"; do
+		[ -n "${FILE[$m]:-}" ] || die "unknown mutant '$m'"
+		t=$(mktemp)
+		cp "$TOP/${FILE[$m]}" "$t"
+		if apply "$t" "${LINE[$m]}" "${TO[$m]}" 2>/dev/null; then
+			log "$m: applies"
+		else
+			log "$m: STALE: no line '${LINE[$m]}' in ${FILE[$m]}"
+			stale=$((stale + 1))
+		fi
+		rm -f "$t"
+	done
+	log "${#order[@]} mutant(s), $stale stale"
+	[ "$stale" = 0 ] || exit 2
+	exit 0
+fi
 
 survived=0
 for m in "${order[@]}"; do
