@@ -47,9 +47,10 @@ enum ib_arm_policy {
  *	armed: process them and stop.
  * @IB_PN_EMPTY_ARMED: nothing returned, the CQ is empty and armed: stop.
  *
- * Seed 002's iba_poll_and_rearm() named these SUCCESS, COMPLETED,
- * POLL_NEEDED and NOT_DONE.  Its POLL_NEEDED meant "rearmed, but poll until
- * empty"; %IB_PN_REPOLL promises no arm at all, which is what a provider
+ * Todd Rimmer's iba_poll_and_rearm() (openib-general, September 2006)
+ * named these SUCCESS, COMPLETED, POLL_NEEDED and NOT_DONE.  Its
+ * POLL_NEEDED meant "rearmed, but poll until empty"; %IB_PN_REPOLL
+ * promises no arm at all, which is what a provider
  * returning a positive value from ib_req_notify_cq() with
  * %IB_CQ_REPORT_MISSED_EVENTS allows.  After %IB_PN_ARMED and
  * %IB_PN_EMPTY_ARMED, and only then, the completion handler is guaranteed to
@@ -103,7 +104,10 @@ enum ib_ocq_mode {
 /*
  * %IB_OCQ_FLOW, %IB_OCQ_PARALLEL: while an ordering domain holds a backlog,
  * a completion of another domain waits in the CQ for at most this many
- * done() calls of the busy domain (and the scheduling of one work item)
+ * done() calls of the busy domain (and the scheduling of one work item);
+ * on %IB_POLL_SOFTIRQ, where every unit runs on one CPU one after another,
+ * for at most twice this many (the busy domain's next batch may run before
+ * the other domain's)
  */
 #define IB_OCQ_HOL_DONES 4
 /* &ib_ocq_attr.defer_usecs at most (10 ms) */
@@ -202,7 +206,8 @@ struct ib_ocq_attr {
  * @completions: done() calls
  * @arms: ib_req_notify_cq() calls
  * @repolls: polls repeated because arming could not be confirmed
- * @yields: runs that reached their budget and requeued themselves
+ * @yields: runs that reached their budget and requeued themselves, or, on
+ *	%IB_POLL_SOFTIRQ, domain runs that let a queued CQ run go first
  * @pauses: ib_ocq_pause() calls and postponed arms
  * @rescues: completions found by the watchdog
  * @stalls: times the CQ run waited for room in an ordering domain
@@ -270,10 +275,11 @@ struct ib_ocq *__ib_ocq_alloc(struct ib_device *dev, void *private, int nr_cqe,
  * @private: ULP context, returned by ib_ocq_private()
  * @nr_cqe: number of CQ entries
  * @comp_vector: completion vector
- * @attr: mode and tuning; see &struct ib_ocq_attr
+ * @attr: mode and tuning; see &struct ib_ocq_attr; NULL for the defaults
+ *	(%IB_OCQ_STRICT)
  *
  * Context: process context; may sleep.
- * Return: the ordered CQ, or an ERR_PTR().
+ * Return: the ordered CQ, or an ERR_PTR(); see __ib_ocq_alloc().
  */
 static inline struct ib_ocq *ib_ocq_alloc(struct ib_device *dev, void *private,
 					  int nr_cqe, int comp_vector,
@@ -301,8 +307,9 @@ struct ib_cq *__ib_ocq_alloc_cq_any(struct ib_device *dev, void *private,
  * @private: the CQ's cq_context
  * @nr_cqe: number of CQ entries
  * @comp_vector: completion vector
- * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
- *	%IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE,
+ *	%IB_POLL_UNBOUND_WORKQUEUE or %IB_POLL_DIRECT (polled by the ULP with
+ *	ib_ocq_process_cq_direct())
  * @attr: mode and tuning; NULL for %IB_OCQ_STRICT
  *
  * Context: process context; may sleep.
@@ -323,8 +330,7 @@ static inline struct ib_cq *ib_ocq_alloc_cq(struct ib_device *dev,
  * @dev: device to allocate the CQ on
  * @private: the CQ's cq_context
  * @nr_cqe: number of CQ entries
- * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
- *	%IB_POLL_UNBOUND_WORKQUEUE
+ * @poll_ctx: as for ib_ocq_alloc_cq()
  * @attr: mode and tuning; NULL for %IB_OCQ_STRICT
  *
  * Context: process context; may sleep.

@@ -5,12 +5,15 @@
  * every ib_alloc_cq(), ib_alloc_cq_any(), ib_free_cq(), ib_cq_pool_get(),
  * ib_cq_pool_put() and ib_process_cq_direct() below it becomes ocq's
  * drop-in equivalent, with the default attributes: %IB_OCQ_STRICT for a CQ
- * of its own, %IB_OCQ_FLOW for a pooled one (its QPs spread over a domain
- * per CPU).  Every file of the ULP
- * that allocates or frees CQs must include it: ib_free_cq() of ib_core on
- * an ordered CQ warns and does nothing (ocq marks its CQs shared).  Nothing
- * else of the ULP changes: its done() handlers read cq->cq_context as
- * before, ib_drain_qp() works.
+ * of its own, %IB_OCQ_FLOW for a pooled one on a workqueue (its QPs spread
+ * over a domain per CPU), %IB_OCQ_STRICT for a pooled one on
+ * %IB_POLL_SOFTIRQ.  Every file of the ULP that allocates or frees CQs must
+ * include it: ib_core's ib_free_cq() or ib_destroy_cq() on an ordered CQ
+ * warns once and frees nothing (ocq holds a use of its CQs and marks them
+ * shared), and the CQ goes on working until ocq frees it; ib_resize_cq()
+ * and rdma_set_cq_moderation() refuse it.  Nothing else of the ULP
+ * changes: its done() handlers read cq->cq_context as before,
+ * ib_drain_qp() works.
  *
  * Every poll context is provided: with %IB_POLL_DIRECT the ULP's own
  * ib_process_cq_direct() calls poll the CQ, one caller at a time.

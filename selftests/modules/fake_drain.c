@@ -570,9 +570,10 @@ static void fake_bad_allocs(struct fake_dev *fdev, struct fake_ktap *k)
 			__ib_ocq_alloc(NULL, NULL, fake_params.cqe, 0, &attr,
 				       KBUILD_MODNAME),
 			false);
+	/* NULL is the defaults, as for ib_ocq_alloc_cq() */
 	fake_bad_result(k, "no_attr",
 			ib_ocq_alloc(dev, NULL, fake_params.cqe, 0, NULL),
-			false);
+			true);
 	fake_bad_result(k, "no_cqe", ib_ocq_alloc(dev, NULL, 0, 0, &attr),
 			false);
 	fake_bad_result(k, "negative_cqe",

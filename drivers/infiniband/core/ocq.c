@@ -127,10 +127,16 @@ static void ib_ocq_engine_free(struct ocq_engine *e, void *p)
  * Ask for a softirq run of @w.  irq_poll_sched() does nothing while @iop is
  * still scheduled, which it is until ib_ocq_iop_poll() completes it: so
  * record the request first; the full barrier pairs with smp_mb() in
- * ib_ocq_iop_poll(), which looks at @pending after completing.  From a
- * task, the softirq (and so done()) runs when bottom halves are enabled
- * again; with interrupts off, ksoftirqd runs it.  A request that lands
- * just as a poll completes may cause one run more, without the unit's
+ * ib_ocq_iop_poll(), which looks at @pending after completing.  As ib_cq's
+ * IB_POLL_SOFTIRQ handler does, this only raises the softirq: in hard irq
+ * or softirq context it runs when that context ends, from a task
+ * ksoftirqd runs it.  Never in the caller: a provider calls its completion
+ * handler with its own CQ lock held (rxe does), a ULP may resume an OCQ
+ * with locks of its own held, and done() must not run under them.  (A
+ * local_bh_enable() here would run the softirq at once; on PREEMPT_RT,
+ * where a provider's spinlock does not disable interrupts, the CQ run
+ * would then poll the CQ under its own lock.)  A request that lands just
+ * as a poll completes may cause one run more, without the unit's
  * OCQ_RUN: the iop never runs twice at once, and that run polls or drains
  * as any run does, so it finds at most what the next kick would (the
  * model checker's host does not make such runs).
@@ -139,34 +145,28 @@ static void ib_ocq_iop_sched(struct ocq_work *w)
 {
 	atomic_set(&w->pending, 1);
 	smp_mb__after_atomic(); /* pairs with smp_mb() in ib_ocq_iop_poll() */
-	if (in_task() && !irqs_disabled()) {
-		local_bh_disable();
-		irq_poll_sched(&w->iop);
-		local_bh_enable();
-	} else {
-		irq_poll_sched(&w->iop);
-	}
+	irq_poll_sched(&w->iop);
 }
 
 /*
- * Run @w's unit.  DIM gets one sample per event cycle, as from ib_cq's
- * poll runs that end armed: what the CQ runs took from the CQ since the
- * last run that ended with the CQ armed, or (software DIM) with the re-arm
- * deferred after taking completions, the timer's next run being the
- * cycle's event.  Runs that yield, back off or park (flow and parallel
- * mode, domains busy), and the timer's runs that find nothing and defer
- * again, add to the next sample.
+ * Run @w's unit; return the completions it took from the CQ or dispatched.
+ * DIM gets one sample per event cycle, as from ib_cq's poll runs that end
+ * armed: what the CQ runs took from the CQ since the last run that ended
+ * with the CQ armed, or (software DIM) with the re-arm deferred after
+ * taking completions, the timer's next run being the cycle's event.  Runs
+ * that yield, back off or park (flow and parallel mode, domains busy), and
+ * the timer's runs that find nothing and defer again, add to the next
+ * sample.
  */
-static void ib_ocq_run(struct ocq_work *w)
+static unsigned int ib_ocq_run(struct ocq_work *w)
 {
 	struct ib_ocq *ocq = w->ocq;
 	struct ocq_engine *e = &ocq->engine;
+	unsigned int work;
 	u64 before, defers;
 
-	if (w->unit != OCQ_UNIT_CQ || !ocq->dim) {
-		ocq_engine_run(e, w->unit);
-		return;
-	}
+	if (w->unit != OCQ_UNIT_CQ || !ocq->dim)
+		return ocq_engine_run(e, w->unit);
 	/*
 	 * The CQ unit's work item (or softirq poll) never runs twice at
 	 * once, and only the CQ run moves e->taken and e->armed (busy polls
@@ -175,33 +175,40 @@ static void ib_ocq_run(struct ocq_work *w)
 	 */
 	before = READ_ONCE(e->taken);
 	defers = READ_ONCE(e->defers);
-	ocq_engine_run(e, w->unit);
+	work = ocq_engine_run(e, w->unit);
 	ocq->dim_taken += READ_ONCE(e->taken) - before;
 	if (READ_ONCE(e->armed) ||
 	    (READ_ONCE(e->defers) != defers && ocq->dim_taken)) {
 		rdma_dim(ocq->dim, ocq->dim_taken);
 		ocq->dim_taken = 0;
 	}
+	return work;
 }
 
 /*
- * A softirq run of one unit: ib_cq's IB_POLL_SOFTIRQ context.  A run asked
- * for meanwhile (the run's own yield, or a kick after it released the
- * unit) keeps the poll scheduled: irq_poll calls again, after the others.
+ * A softirq run of one unit: ib_cq's IB_POLL_SOFTIRQ context.  It reports
+ * the work it did, as ib_cq's poll does, so that irq_poll shares its
+ * budget fairly with the CPU's other users.  A run asked for meanwhile
+ * (the run's own yield, or a kick after it released the unit) keeps the
+ * poll scheduled: irq_poll keeps a poll that used its whole weight and
+ * moves it behind the others; one that did less is completed and
+ * scheduled again, which also puts it behind the others.
  */
 static int ib_ocq_iop_poll(struct irq_poll *iop, int budget)
 {
 	struct ocq_work *w = container_of(iop, struct ocq_work, iop);
+	unsigned int work;
 
 	atomic_set(&w->pending, 0);
-	ib_ocq_run(w);
-	if (atomic_read(&w->pending))
+	work = ib_ocq_run(w);
+	if (work >= budget && atomic_read(&w->pending))
 		return budget;
 	irq_poll_complete(iop);
 	smp_mb(); /* pairs with smp_mb__after_atomic() in ib_ocq_iop_sched() */
 	if (atomic_read(&w->pending))
 		irq_poll_sched(iop);
-	return 0;
+	/* a completed poll must report less than its weight */
+	return min_t(unsigned int, work, budget - 1);
 }
 
 static void ib_ocq_queue(struct ocq_engine *e, unsigned int unit,
@@ -306,14 +313,20 @@ static void ib_ocq_suspend(struct ocq_engine *e)
 	ib_ocq_timer_start(ocq, ocq->attr.suspend_usecs);
 }
 
+#define IB_OCQ_ENGINE_OPS                                                     \
+	.schedule = ib_ocq_schedule, .schedule_later = ib_ocq_schedule_later, \
+	.lease = ib_ocq_lease_arm, .defer = ib_ocq_defer,                     \
+	.suspend = ib_ocq_suspend, .alloc = ib_ocq_engine_alloc,              \
+	.free = ib_ocq_engine_free
+
 static const struct ocq_engine_ops ib_ocq_engine_ops = {
-	.schedule = ib_ocq_schedule,
-	.schedule_later = ib_ocq_schedule_later,
-	.lease = ib_ocq_lease_arm,
-	.defer = ib_ocq_defer,
-	.suspend = ib_ocq_suspend,
-	.alloc = ib_ocq_engine_alloc,
-	.free = ib_ocq_engine_free,
+	IB_OCQ_ENGINE_OPS,
+};
+
+/* irq_poll runs every unit on the CPU that queued it, one after another */
+static const struct ocq_engine_ops ib_ocq_softirq_ops = {
+	IB_OCQ_ENGINE_OPS,
+	.serial = true,
 };
 
 static void ib_ocq_work(struct work_struct *work)
@@ -604,12 +617,44 @@ static void ib_ocq_dim_exit(struct ib_ocq *ocq)
 /* A softirq run yields as ib_cq's IB_POLL_BUDGET_IRQ does. */
 static int ib_ocq_engine_init(struct ib_ocq *ocq)
 {
+	const struct ocq_engine_ops *ops = &ib_ocq_engine_ops;
 	struct ib_ocq_attr attr = ocq->attr;
 
-	if (ocq->poll_ctx == IB_POLL_SOFTIRQ)
+	if (ocq->poll_ctx == IB_POLL_SOFTIRQ) {
 		attr.budget = min_not_zero(attr.budget, IB_OCQ_BUDGET_SOFTIRQ);
+		ops = &ib_ocq_softirq_ops;
+	}
 	return ocq_engine_init(&ocq->engine, ocq->cq, &attr, num_online_cpus(),
-			       &ib_ocq_engine_ops);
+			       ops);
+}
+
+/*
+ * Make @cq ocq's alone.  ib_core's calls that would free, destroy, resize
+ * or moderate it under the engine refuse it, in the kernel's idiom:
+ * ib_free_cq() refuses a CQ with users (WARN_ON_ONCE(), before it touches
+ * anything: a ULP file the conversion missed leaves the CQ working, ocq's
+ * free frees it later), so ocq holds one use of its own; ib_destroy_cq()
+ * refuses a shared CQ (WARN_ON_ONCE()), ib_resize_cq() and
+ * rdma_set_cq_moderation() too (-EOPNOTSUPP).  The use shows as one user
+ * more in rdma's resource tracking.
+ */
+static void ib_ocq_own_cq(struct ib_cq *cq)
+{
+	cq->shared = true;
+	atomic_inc(&cq->usecnt);
+}
+
+/* Give ocq's own CQ back to ib_core's destroy, before it destroys it. */
+static void ib_ocq_disown_cq(struct ib_cq *cq)
+{
+	atomic_dec(&cq->usecnt);
+	cq->shared = false;
+}
+
+/* Whether the only user of @ocq's CQ is ocq itself: no QP is left on it. */
+static bool ib_ocq_cq_unused(struct ib_ocq *ocq)
+{
+	return atomic_read(&ocq->cq->usecnt) == 1;
 }
 
 /*
@@ -640,7 +685,7 @@ static void ib_ocq_destroy_direct(struct ib_ocq *ocq)
 	int ret;
 
 	debugfs_remove_recursive(ocq->debugfs);
-	ocq->cq->shared = false;
+	ib_ocq_disown_cq(ocq->cq);
 	ret = ib_destroy_cq_user(ocq->cq, NULL);
 	/* as in ib_ocq_destroy(): the CQ lives on with its handlers */
 	if (WARN_ONCE(ret, "ib_ocq: destroy of ocq%u's CQ failed: %d\n",
@@ -672,8 +717,9 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	if (!dev || nr_cqe < 1 || comp_vector < 0 ||
 	    comp_vector >= max(dev->num_comp_vectors, 1))
 		return ERR_PTR(-EINVAL);
+	/* as ib_alloc_cq(): an unknown poll context is -EINVAL */
 	if ((unsigned int)poll_ctx > IB_POLL_DIRECT)
-		return ERR_PTR(-EOPNOTSUPP);
+		return ERR_PTR(-EINVAL);
 	if (poll_ctx == IB_POLL_DIRECT && !ib_ocq_direct_attr_ok(attr))
 		return ERR_PTR(-EINVAL);
 	/*
@@ -715,6 +761,7 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	/* reported where ib_alloc_cq()'s are: restrack, rdma res show cq */
 	ocq->cq->poll_ctx = poll_ctx;
 	ocq->cq->comp_vector = comp_vector;
+	ib_ocq_own_cq(ocq->cq);
 	if (poll_ctx != IB_POLL_DIRECT) {
 		ret = ib_ocq_engine_init(ocq);
 		if (ret)
@@ -727,12 +774,6 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	ret = ib_ocq_publish(ocq);
 	if (ret)
 		goto out_free_dim;
-	/*
-	 * ib_free_cq() and ib_destroy_cq() refuse a shared CQ (with a
-	 * warning): a ULP that frees an ordered CQ with them instead of
-	 * ib_ocq_free_cq() does not destroy it under a live engine.
-	 */
-	ocq->cq->shared = true;
 	return ocq;
 
 out_free_dim:
@@ -743,6 +784,7 @@ out_free_dim:
 out_destroy_engine:
 	ocq_engine_destroy(&ocq->engine);
 out_destroy_cq:
+	ib_ocq_disown_cq(ocq->cq);
 	ib_destroy_cq(ocq->cq);
 out_free_ocq:
 	ib_ocq_kvfree(ocq);
@@ -756,7 +798,8 @@ out_free_ocq:
  *	ib_ocq_private()
  * @nr_cqe: number of CQ entries
  * @comp_vector: completion vector
- * @attr: mode and tuning; see &struct ib_ocq_attr
+ * @attr: mode and tuning; see &struct ib_ocq_attr; NULL for the defaults
+ *	(%IB_OCQ_STRICT), as with ib_ocq_alloc_cq()
  * @caller: module name for resource tracking
  *
  * Completions are dispatched through wc->wr_cqe->done() as with ib_alloc_cq()
@@ -772,8 +815,6 @@ struct ib_ocq *__ib_ocq_alloc(struct ib_device *dev, void *private, int nr_cqe,
 			      int comp_vector, const struct ib_ocq_attr *attr,
 			      const char *caller)
 {
-	if (!attr)
-		return ERR_PTR(-EINVAL);
 	return ib_ocq_create(dev, private, nr_cqe, comp_vector,
 			     IB_POLL_WORKQUEUE, attr, caller);
 }
@@ -795,7 +836,7 @@ static int ib_ocq_unpublish(struct ib_ocq *ocq, bool pooled)
 		if (pos != ocq)
 			continue;
 		ret = ocq->pooled == pooled ? -EBUSY : -EPERM;
-		if (ret == -EBUSY && !atomic_read(&ocq->cq->usecnt)) {
+		if (ret == -EBUSY && ib_ocq_cq_unused(ocq)) {
 			list_del(&ocq->entry);
 			rhashtable_remove_fast(&ib_ocq_table, &ocq->node,
 					       ib_ocq_table_params);
@@ -897,8 +938,8 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 	/* no run is left: its last sample's work item goes before the CQ */
 	ib_ocq_dim_exit(ocq);
 	debugfs_remove_recursive(ocq->debugfs);
-	/* see ib_ocq_create(): only ocq destroys its CQs */
-	ocq->cq->shared = false;
+	/* see ib_ocq_own_cq(): only ocq destroys its CQs */
+	ib_ocq_disown_cq(ocq->cq);
 	ret = ib_destroy_cq_user(ocq->cq, NULL);
 	/*
 	 * The CQ lives on, and its handlers may still be called with this
@@ -1040,9 +1081,12 @@ EXPORT_SYMBOL(ib_ocq_resume);
  * CQ stays unarmed, and no completion event comes while the ULP keeps
  * calling this and finding work; if the ULP does not call it again within
  * &ib_ocq_attr.suspend_usecs, a run from the OCQ's timer arms the CQ.  If
- * its first look found nothing, the CQ is armed before it returns (and
- * what the arm's own repoll takes is dispatched: then it returns more
- * than 0 with the CQ armed).  Either way, whichever side stops first,
+ * its first look found nothing, it arms the CQ, with the poll that the
+ * arm policy makes before the arm: what that poll takes is dispatched and
+ * counted, and if the arm is confirmed the call returns it with the CQ
+ * armed; if the provider reports missed events (%IB_PN_REPOLL) the call
+ * goes on polling and, having taken completions, leaves the CQ suspended
+ * as above.  Either way, whichever side stops first,
  * nothing is lost or dispatched out of order (what checks that: see
  * Documentation/design.rst, "Consumer-driven suspension").
  * Never concurrently with or after ib_ocq_free_cq() of @cq.

@@ -60,8 +60,9 @@ static LIST_HEAD(ib_ocq_pools);
  * behind it.
  *
  * Context: process context; may sleep.
- * Return: the CQ, or ERR_PTR(-EINVAL) for bad arguments, ERR_PTR(-EOPNOTSUPP)
- * for an unknown poll context, ERR_PTR(-ENOMEM), or the provider's error.
+ * Return: the CQ, or ERR_PTR(-EINVAL) for bad arguments (an unknown poll
+ * context too, as with ib_alloc_cq()), ERR_PTR(-ENOMEM), or the provider's
+ * error.
  */
 struct ib_cq *__ib_ocq_alloc_cq(struct ib_device *dev, void *private,
 				int nr_cqe, int comp_vector,
@@ -211,20 +212,25 @@ static struct ib_cq *ib_ocq_pool_pick(struct list_head *cqs, int vector,
  *	the least used one
  * @poll_ctx: %IB_POLL_SOFTIRQ, %IB_POLL_WORKQUEUE or
  *	%IB_POLL_UNBOUND_WORKQUEUE (as upstream, a pool has no direct CQs)
- * @attr: mode and tuning of the shared CQs; NULL for %IB_OCQ_FLOW, QPs
- *	spread over a domain per CPU by QP number
+ * @attr: mode and tuning of the shared CQs; NULL for the defaults:
+ *	%IB_OCQ_FLOW (QPs spread over a domain per CPU by QP number) on the
+ *	workqueue contexts, %IB_OCQ_STRICT on %IB_POLL_SOFTIRQ, where every
+ *	unit runs on the CPU that took the event and domains would overlap
+ *	nothing
  *
  * As ib_cq_pool_get(), with the same arguments plus @attr: the least used
  * CQ of the vector that has room, or a new one of at least
  * %IB_OCQ_POOL_CQE entries.  With the default attributes each QP sharing a
- * CQ is strictly ordered, and a QP waits for another QP's done() beyond
- * %IB_OCQ_HOL_DONES calls only when both hash to the same domain.  The
+ * CQ is strictly ordered; on the workqueue contexts a QP waits for another
+ * QP's done() beyond %IB_OCQ_HOL_DONES calls only when both hash to the
+ * same domain, on %IB_POLL_SOFTIRQ it waits as on ib_cq's pool.  The
  * cq_context of a pooled CQ is NULL, as upstream's.  Give the room back
  * with ib_ocq_cq_pool_put() once the QP is destroyed; the pool's CQs are
  * freed when the device goes away.
  *
  * Context: process context; may sleep.
- * Return: the CQ, or an ERR_PTR() as __ib_ocq_alloc_cq(), or
+ * Return: the CQ, or an ERR_PTR() as __ib_ocq_alloc_cq() (-EINVAL for a
+ * poll context a pool does not have, as ib_cq_pool_get()), or
  * ERR_PTR(-ENODEV) once the device is going away.
  */
 struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
@@ -233,6 +239,7 @@ struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 				 const struct ib_ocq_attr *attr)
 {
 	static const struct ib_ocq_attr flow = { .mode = IB_OCQ_FLOW };
+	static const struct ib_ocq_attr strict = { .mode = IB_OCQ_STRICT };
 	struct ocq_pool *pool;
 	struct ib_ocq *ocq;
 	struct ib_cq *cq;
@@ -241,8 +248,13 @@ struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 	if (!dev || !nr_cqe || nr_cqe > INT_MAX)
 		return ERR_PTR(-EINVAL);
 	if ((unsigned int)poll_ctx > IB_POLL_LAST_POOL_TYPE)
-		return ERR_PTR(-EOPNOTSUPP);
-	attr = attr ?: &flow;
+		return ERR_PTR(-EINVAL);
+	/*
+	 * irq_poll runs every unit on the CPU that took the event, one after
+	 * another: flow domains would overlap nothing there and cost a hop
+	 */
+	if (!attr)
+		attr = poll_ctx == IB_POLL_SOFTIRQ ? &strict : &flow;
 	vector = comp_vector_hint < 0 ?
 			 ib_ocq_least_used_vector(dev) :
 			 comp_vector_hint % max(dev->num_comp_vectors, 1);

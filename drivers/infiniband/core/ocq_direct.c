@@ -16,11 +16,16 @@
 /* completions one ib_poll_cq() takes: ib_process_cq_direct()'s batch */
 #define IB_OCQ_DIRECT_BATCH 8
 
-/* One completion: as ib_cq does, one without an ib_cqe is dropped. */
+/*
+ * One completion.  As ib_cq does, one without an ib_cqe is dropped, and
+ * a successful one without it is a ULP bug that warns.
+ */
 static void ib_ocq_direct_dispatch(struct ib_cq *cq, struct ib_wc *wc)
 {
 	if (likely(wc->wr_cqe))
 		wc->wr_cqe->done(cq, wc);
+	else
+		WARN_ON_ONCE(wc->status == IB_WC_SUCCESS);
 }
 
 /* Poll and dispatch up to @left completions; the caller owns the CQ. */

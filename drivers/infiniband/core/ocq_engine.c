@@ -448,6 +448,21 @@ static void ocq_unstall(struct ocq_engine *e, unsigned int unit)
 }
 
 /*
+ * A serial host (&ocq_engine_ops.serial) runs the units one after another
+ * on one CPU: a run of the CQ unit that is queued waits for the domain run
+ * under way to end.  So that a completion of another flow waits for
+ * IB_OCQ_HOL_DONES done() calls of a busy domain there too, not for its
+ * whole budget, a domain run lets a queued CQ run go first: it stops and
+ * requeues itself behind it.  A CQ unit held for the host's timer is not
+ * queued.
+ */
+static bool ocq_cq_goes_first(struct ocq_engine *e)
+{
+	return e->ops->serial && (atomic_read(&e->units[OCQ_UNIT_CQ].gate) &
+				  (OCQ_RUN | OCQ_TIMER)) == OCQ_RUN;
+}
+
+/*
  * Whether completions handed on are still waiting in a flow domain or the
  * reorder ring.  Only the CQ run asks; it owns the heads it compares.
  */
@@ -649,8 +664,11 @@ static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 		ocq_dispatch(e, u, &u->ring[u->tail & e->ring_mask]);
 		/* the slot is reused only after done() returned */
 		smp_store_release(&u->tail, u->tail + 1);
-		if (!(++n % IB_OCQ_HOL_DONES))
+		if (!(++n % IB_OCQ_HOL_DONES)) {
 			ocq_unstall(e, unit);
+			if (ocq_cq_goes_first(e))
+				break;
+		}
 	}
 	return n;
 }
@@ -782,8 +800,11 @@ static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
 		ocq_dispatch(e, u, &slot->wc);
 		/* the slot is reused only after done() returned */
 		smp_store_release(&e->committed, e->committed + 1);
-		if (!(++n % IB_OCQ_HOL_DONES))
+		if (!(++n % IB_OCQ_HOL_DONES)) {
 			ocq_unstall(e, unit);
+			if (ocq_cq_goes_first(e))
+				break;
+		}
 	}
 	return n;
 }
@@ -1157,7 +1178,7 @@ static enum ocq_step ocq_cq_passes(struct ocq_engine *e, bool suspend,
 	return OCQ_WAIT;
 }
 
-static void ocq_cq_run(struct ocq_engine *e)
+static unsigned int ocq_cq_run(struct ocq_engine *e)
 {
 	unsigned int taken = 0;
 	enum ocq_step step;
@@ -1169,10 +1190,15 @@ static void ocq_cq_run(struct ocq_engine *e)
 		ocq_yield(e, OCQ_UNIT_CQ, step == OCQ_BACKOFF);
 	else if (step == OCQ_DEFER)
 		ocq_defer(e);
+	return taken;
 }
 
-/* A run of a flow domain, a worker or the commit unit. */
-static void ocq_domain_run(struct ocq_engine *e, unsigned int unit)
+/*
+ * A run of a flow domain, a worker or the commit unit: the completions it
+ * dispatched or processed.  It yields when its budget is spent and, on a
+ * serial host, when the CQ run it woke is queued behind it.
+ */
+static unsigned int ocq_domain_run(struct ocq_engine *e, unsigned int unit)
 {
 	struct ocq_unit *u = &e->units[unit];
 	bool commit = e->mode == IB_OCQ_PARALLEL && unit == ocq_commit_unit(e);
@@ -1191,11 +1217,12 @@ static void ocq_domain_run(struct ocq_engine *e, unsigned int unit)
 		n += got;
 		if (got && (e->mode == IB_OCQ_FLOW || commit))
 			ocq_unstall(e, unit);
-		if (n >= e->budget) {
+		if (n >= e->budget || (got && ocq_cq_goes_first(e))) {
 			ocq_yield(e, unit, false);
-			return;
+			return n;
 		}
 	} while (ocq_release(&u->gate));
+	return n;
 }
 
 /**
@@ -1205,13 +1232,15 @@ static void ocq_domain_run(struct ocq_engine *e, unsigned int unit)
  *
  * Context: the host's work item (process context) or, for
  * %IB_POLL_SOFTIRQ, its irq_poll softirq; never concurrently for one unit.
+ * Return: the run's work: the completions it took from the CQ (the CQ
+ * unit) or dispatched or processed (the others); an irq_poll host reports
+ * it to irq_poll as its poll's work.
  */
-void ocq_engine_run(struct ocq_engine *e, unsigned int unit)
+unsigned int ocq_engine_run(struct ocq_engine *e, unsigned int unit)
 {
 	if (unit == OCQ_UNIT_CQ)
-		ocq_cq_run(e);
-	else
-		ocq_domain_run(e, unit);
+		return ocq_cq_run(e);
+	return ocq_domain_run(e, unit);
 }
 
 /**
@@ -1406,11 +1435,13 @@ static bool ocq_busy_take(struct ocq_engine *e)
  * polling and finding work; a poll that takes the unit from the timer
  * starts it again, and if none comes the timer's run arms the CQ.  If it
  * took none, it arms the CQ (a CQ still armed since its last arm is left
- * as it is) and releases the unit, as a run does; when that arm's repoll
- * takes completions (missed events), they are dispatched and the CQ ends
- * armed all the same.  A provider that fails the poll or the arm hands
- * the unit to a delayed run (ops->schedule_later), as a run backs off; a
- * pause that lands meanwhile ends the busy poll as it ends a run.
+ * as it is) and releases the unit, as a run does; what the arming poll
+ * takes is dispatched, with the CQ armed if the arm was confirmed, and if
+ * the provider reported missed events (%IB_PN_REPOLL) the busy poll goes
+ * on and, having taken completions, suspends.  A provider that fails the
+ * poll or the arm hands the unit to a delayed run (ops->schedule_later), as
+ * a run backs off; a pause that lands meanwhile ends the busy poll as it
+ * ends a run.
  *
  * Context: the ULP's context, never concurrently with ocq_engine_disable().
  * Return: the completions taken, or -EBUSY if a run held the CQ unit,

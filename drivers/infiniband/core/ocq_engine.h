@@ -103,6 +103,10 @@ struct ocq_engine;
  *	work ends with the CQ unarmed and OCQ_RUN kept for the timer: (re)start
  *	the timer of @defer with the suspension's delay.  Called by the busy
  *	poll, from the ULP's context.
+ * @serial: the host runs every unit on the CPU that queued it, one run
+ *	after another (irq_poll): a domain run stops every IB_OCQ_HOL_DONES
+ *	done() calls while a run of the CQ unit is queued, and requeues
+ *	itself behind it.
  */
 struct ocq_engine_ops {
 	void (*schedule)(struct ocq_engine *e, unsigned int unit);
@@ -113,6 +117,7 @@ struct ocq_engine_ops {
 	void (*suspend)(struct ocq_engine *e);
 	void *(*alloc)(struct ocq_engine *e, size_t n, size_t size);
 	void (*free)(struct ocq_engine *e, void *p);
+	bool serial;
 };
 
 /*
@@ -301,7 +306,7 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 void ocq_engine_destroy(struct ocq_engine *e);
 void ocq_engine_event(struct ocq_engine *e);
 void ocq_engine_cq_error(struct ocq_engine *e);
-void ocq_engine_run(struct ocq_engine *e, unsigned int unit);
+unsigned int ocq_engine_run(struct ocq_engine *e, unsigned int unit);
 void ocq_engine_pause(struct ocq_engine *e);
 void ocq_engine_resume(struct ocq_engine *e);
 void ocq_engine_disable(struct ocq_engine *e);
