@@ -13,7 +13,6 @@
 #include <linux/module.h>
 #include <linux/mutex.h>
 #include <linux/rcupdate.h>
-#include <linux/rhashtable.h>
 #include <linux/seq_file.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
@@ -56,18 +55,6 @@ struct ocq_work {
 
 static struct workqueue_struct *ib_ocq_wq;
 static struct workqueue_struct *ib_ocq_unbound_wq;
-/*
- * The OCQ of a CQ, by the CQ's address: the completion handler gets the
- * ULP's cq_context, as with ib_alloc_cq(), and finds its OCQ here.  (In
- * ib_core a pointer in struct ib_cq would do.)
- */
-static struct rhashtable ib_ocq_table;
-static const struct rhashtable_params ib_ocq_table_params = {
-	.key_len = sizeof(struct ib_cq *),
-	.key_offset = offsetof(struct ib_ocq, cq),
-	.head_offset = offsetof(struct ib_ocq, node),
-	.automatic_shrinking = true,
-};
 
 static struct dentry *ib_ocq_debugfs;
 static DEFINE_MUTEX(ib_ocq_lock);
@@ -340,9 +327,33 @@ static void ib_ocq_work(struct work_struct *work)
 		ib_ocq_run(w);
 }
 
-static struct ib_ocq *ib_ocq_lookup(struct ib_cq *cq)
+static void ib_ocq_comp_handler(struct ib_cq *cq, void *cq_context);
+static void ib_ocq_direct_handler(struct ib_cq *cq, void *cq_context);
+
+/*
+ * The OCQ of one of its CQs, found without a lookup.  ib_core's cq->wc is
+ * the array a CQ's poll context polls into, which ib_core's own handlers
+ * use and only ib_cq's allocation and ib_free_cq() touch otherwise (the
+ * latter refuses an ordered CQ, ib_ocq_own_cq()).  ocq points it at its
+ * own poll batch, the engine's or the direct poller's, once the OCQ is
+ * published, and clears it before teardown: so the completion handler,
+ * which gets the ULP's cq_context as with ib_alloc_cq(), finds its OCQ
+ * from the CQ.  NULL: the CQ is not ocq's, or the OCQ is not published
+ * (yet, or any more).  (In ib_core a pointer of its own in struct ib_cq
+ * would do.)
+ */
+static struct ib_ocq *ib_ocq_of(struct ib_cq *cq)
 {
-	return rhashtable_lookup(&ib_ocq_table, &cq, ib_ocq_table_params);
+	/* pairs with smp_store_release() in ib_ocq_publish() */
+	struct ib_wc *wcs = smp_load_acquire(&cq->wc);
+
+	if (!wcs)
+		return NULL;
+	if (cq->comp_handler == ib_ocq_comp_handler)
+		return container_of(wcs, struct ib_ocq, engine.wcs[0]);
+	if (cq->comp_handler == ib_ocq_direct_handler)
+		return container_of(wcs, struct ib_ocq, direct.wcs[0]);
+	return NULL;
 }
 
 static void ib_ocq_comp_handler(struct ib_cq *cq, void *cq_context)
@@ -351,14 +362,14 @@ static void ib_ocq_comp_handler(struct ib_cq *cq, void *cq_context)
 
 	/*
 	 * A provider may call before the OCQ is published (a stale interrupt
-	 * of a reused CQ) or after it was taken off the table.  Nothing is
-	 * lost by ignoring it: the engine starts paused, and its first run
-	 * drains the CQ before arming it; teardown wants no more runs.  The
+	 * of a reused CQ) or after it was unpublished.  Nothing is lost by
+	 * ignoring it: the engine starts paused, and its first run drains
+	 * the CQ before arming it; teardown wants no more runs.  The
 	 * read-side section is the engine's too: ocq_engine_disable() waits
-	 * for it, after the OCQ left the table.
+	 * for it, after the OCQ was unpublished.
 	 */
 	rcu_read_lock();
-	ocq = ib_ocq_lookup(cq);
+	ocq = ib_ocq_of(cq);
 	if (ocq)
 		ocq_engine_event(&ocq->engine);
 	rcu_read_unlock();
@@ -369,7 +380,7 @@ static void ib_ocq_event_handler(struct ib_event *event, void *cq_context)
 	struct ib_ocq *ocq;
 
 	rcu_read_lock();
-	ocq = ib_ocq_lookup(event->element.cq);
+	ocq = ib_ocq_of(event->element.cq);
 	if (ocq) {
 		if (ocq->poll_ctx == IB_POLL_DIRECT)
 			atomic64_inc(&ocq->direct.cq_errors);
@@ -490,22 +501,22 @@ static int ib_ocq_alloc_works(struct ib_ocq *ocq)
 	return 0;
 }
 
-/* Publish @ocq: registry, handler table, debugfs, watchdog; then run it. */
-static int ib_ocq_publish(struct ib_ocq *ocq)
+/*
+ * Publish @ocq: registry, the CQ's way to it (ib_ocq_of()), debugfs,
+ * watchdog; then run it.
+ */
+static void ib_ocq_publish(struct ib_ocq *ocq)
 {
+	struct ib_wc *wcs = ocq->poll_ctx == IB_POLL_DIRECT ? ocq->direct.wcs :
+							      ocq->engine.wcs;
 	char name[IB_DEVICE_NAME_MAX + 32];
-	int ret;
 
 	mutex_lock(&ib_ocq_lock);
-	ret = rhashtable_insert_fast(&ib_ocq_table, &ocq->node,
-				     ib_ocq_table_params);
-	if (!ret) {
-		ocq->id = ib_ocq_next_id++;
-		list_add_tail(&ocq->entry, &ib_ocq_list);
-	}
+	ocq->id = ib_ocq_next_id++;
+	list_add_tail(&ocq->entry, &ib_ocq_list);
+	/* the OCQ is ready: pairs with smp_load_acquire() in ib_ocq_of() */
+	smp_store_release(&ocq->cq->wc, wcs);
 	mutex_unlock(&ib_ocq_lock);
-	if (ret)
-		return ret;
 
 	/* what rdma res show cq calls it: the device and the CQ's id */
 	snprintf(name, sizeof(name), "ocq%u-%s-cq%u", ocq->id,
@@ -516,13 +527,12 @@ static int ib_ocq_publish(struct ib_ocq *ocq)
 	debugfs_create_file("info", 0400, ocq->debugfs, ocq, &ib_ocq_info_fops);
 
 	if (ocq->poll_ctx == IB_POLL_DIRECT)
-		return 0;
+		return;
 	if (ocq->watchdog_ms)
 		queue_delayed_work(ib_ocq_wq, &ocq->watchdog,
 				   msecs_to_jiffies(ocq->watchdog_ms));
 	/* the first run drains whatever is there and arms the CQ */
 	ocq_engine_resume(&ocq->engine);
-	return 0;
 }
 
 /*
@@ -771,16 +781,9 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 			goto out_destroy_engine;
 		ib_ocq_dim_init(ocq);
 	}
-	ret = ib_ocq_publish(ocq);
-	if (ret)
-		goto out_free_dim;
+	ib_ocq_publish(ocq);
 	return ocq;
 
-out_free_dim:
-	if (poll_ctx == IB_POLL_DIRECT)
-		goto out_destroy_cq;
-	ib_ocq_dim_exit(ocq);
-	ib_ocq_kvfree(ocq->works);
 out_destroy_engine:
 	ocq_engine_destroy(&ocq->engine);
 out_destroy_cq:
@@ -838,8 +841,8 @@ static int ib_ocq_unpublish(struct ib_ocq *ocq, bool pooled)
 		ret = ocq->pooled == pooled ? -EBUSY : -EPERM;
 		if (ret == -EBUSY && ib_ocq_cq_unused(ocq)) {
 			list_del(&ocq->entry);
-			rhashtable_remove_fast(&ib_ocq_table, &ocq->node,
-					       ib_ocq_table_params);
+			/* handlers find it no more (ib_ocq_of()) */
+			WRITE_ONCE(ocq->cq->wc, NULL);
 			ret = 0;
 		}
 		break;
@@ -962,6 +965,25 @@ int ib_ocq_release(struct ib_ocq *ocq)
 	return ib_ocq_unpublish(ocq, true);
 }
 
+/*
+ * The live OCQ of @cq, found on the registry: a CQ freed meanwhile is not
+ * touched (a second ib_ocq_free_cq() finds nothing), as ib_ocq_of() would.
+ */
+struct ib_ocq *ib_ocq_find(struct ib_cq *cq)
+{
+	struct ib_ocq *pos, *ocq = NULL;
+
+	mutex_lock(&ib_ocq_lock);
+	list_for_each_entry(pos, &ib_ocq_list, entry) {
+		if (pos->cq == cq) {
+			ocq = pos;
+			break;
+		}
+	}
+	mutex_unlock(&ib_ocq_lock);
+	return ocq;
+}
+
 /* Ordered CQs on @comp_vector of @dev: ib_ocq_alloc_cq_any() spreads them. */
 int ib_ocq_vector_users(struct ib_device *dev, int comp_vector)
 {
@@ -985,16 +1007,12 @@ int ib_ocq_vector_users(struct ib_device *dev, int comp_vector)
  * ib_ocq_get_stats() on it.
  *
  * Context: any context; @cq must stay allocated meanwhile.
- * Return: the ordered CQ, or NULL if ocq did not allocate @cq.
+ * Return: the ordered CQ, or NULL if ocq did not allocate @cq (or is
+ * freeing it).  No lookup: a few loads from @cq.
  */
 struct ib_ocq *ib_cq_to_ocq(struct ib_cq *cq)
 {
-	struct ib_ocq *ocq;
-
-	rcu_read_lock();
-	ocq = ib_ocq_lookup(cq);
-	rcu_read_unlock();
-	return ocq;
+	return ib_ocq_of(cq);
 }
 EXPORT_SYMBOL(ib_cq_to_ocq);
 
@@ -1153,10 +1171,8 @@ static int __init ib_ocq_init(void)
 		destroy_workqueue(ib_ocq_wq);
 		return -ENOMEM;
 	}
-	if (rhashtable_init(&ib_ocq_table, &ib_ocq_table_params))
-		goto out_destroy_wq;
 	if (ib_ocq_pool_init())
-		goto out_destroy_table;
+		goto out_destroy_wq;
 	ib_ocq_debugfs = debugfs_create_dir("ib_ocq", NULL);
 	debugfs_create_file("live", 0400, ib_ocq_debugfs, NULL,
 			    &ib_ocq_live_fops);
@@ -1166,8 +1182,6 @@ static int __init ib_ocq_init(void)
 				&ib_ocq_fail_nth);
 	return 0;
 
-out_destroy_table:
-	rhashtable_destroy(&ib_ocq_table);
 out_destroy_wq:
 	destroy_workqueue(ib_ocq_unbound_wq);
 	destroy_workqueue(ib_ocq_wq);
@@ -1179,7 +1193,6 @@ static void __exit ib_ocq_exit(void)
 	/* frees the pooled CQs of every device */
 	ib_ocq_pool_exit();
 	debugfs_remove_recursive(ib_ocq_debugfs);
-	rhashtable_destroy(&ib_ocq_table);
 	destroy_workqueue(ib_ocq_unbound_wq);
 	destroy_workqueue(ib_ocq_wq);
 }

@@ -128,13 +128,14 @@ EXPORT_SYMBOL(__ib_ocq_alloc_cq_any);
  * @cq: the CQ; its QPs destroyed (drained first with ib_drain_qp())
  *
  * As ib_free_cq(): no done() runs after it returns.  A CQ ocq did not
- * allocate, a pooled one, or one with QPs left warns once and is not freed.
+ * allocate (or freed already), a pooled one, or one with QPs left warns
+ * once and is not freed.
  *
  * Context: process context; may sleep; not from done().
  */
 void ib_ocq_free_cq(struct ib_cq *cq)
 {
-	struct ib_ocq *ocq = cq ? ib_cq_to_ocq(cq) : NULL;
+	struct ib_ocq *ocq = cq ? ib_ocq_find(cq) : NULL;
 
 	if (WARN_ON_ONCE(!ocq))
 		return;

@@ -13,9 +13,6 @@
 
 #include "ocq_priv.h"
 
-/* completions one ib_poll_cq() takes: ib_process_cq_direct()'s batch */
-#define IB_OCQ_DIRECT_BATCH 8
-
 /*
  * One completion.  As ib_cq does, one without an ib_cqe is dropped, and
  * a successful one without it is a ULP bug that warns.
@@ -32,22 +29,22 @@ static void ib_ocq_direct_dispatch(struct ib_cq *cq, struct ib_wc *wc)
 static unsigned int ib_ocq_direct_run(struct ib_cq *cq, struct ocq_direct *d,
 				      unsigned int left)
 {
-	struct ib_wc wcs[IB_OCQ_DIRECT_BATCH];
 	unsigned int done = 0;
 	int i, n;
 
 	while (left) {
-		n = ib_poll_cq(cq, min_t(unsigned int, left, ARRAY_SIZE(wcs)),
-			       wcs);
+		n = ib_poll_cq(cq,
+			       min_t(unsigned int, left, ARRAY_SIZE(d->wcs)),
+			       d->wcs);
 		WRITE_ONCE(d->polls, d->polls + 1);
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++)
-			ib_ocq_direct_dispatch(cq, &wcs[i]);
+			ib_ocq_direct_dispatch(cq, &d->wcs[i]);
 		done += n;
 		left -= n;
 		WRITE_ONCE(d->completions, d->completions + n);
-		if (n < ARRAY_SIZE(wcs))
+		if (n < ARRAY_SIZE(d->wcs))
 			break;
 	}
 	return done;

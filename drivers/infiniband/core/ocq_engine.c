@@ -1724,9 +1724,6 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 	atomic_long_set(&e->contended, 0);
 	e->lease_marked = false;
 
-	e->wcs = ocq_alloc(e, OCQ_BATCH, sizeof(*e->wcs));
-	if (!e->wcs)
-		return -ENOMEM;
 	ret = ocq_alloc_units(e, ring);
 	if (ret) {
 		ocq_engine_destroy(e);
@@ -1752,8 +1749,6 @@ void ocq_engine_destroy(struct ocq_engine *e)
 	}
 	ocq_free(e, e->slots);
 	ocq_free(e, e->units);
-	ocq_free(e, e->wcs);
 	e->units = NULL;
 	e->slots = NULL;
-	e->wcs = NULL;
 }

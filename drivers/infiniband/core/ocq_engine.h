@@ -47,7 +47,9 @@
 /* ordering domains at most: the CQ run tracks them in one u64 */
 #define OCQ_MAX_DOMAINS 64
 /* completions taken from the CQ per ib_poll_cq() call */
+#ifndef OCQ_BATCH
 #define OCQ_BATCH 16
+#endif
 /*
  * %IB_OCQ_DEFER_DIM: completions since the last arm or deferral before the
  * arm is deferred, at least; the threshold adapts between this and OCQ_BATCH
@@ -265,7 +267,7 @@ struct ocq_engine {
 	atomic_t claimed;
 	atomic_long_t contended;
 
-	struct ib_wc *wcs;
+	struct ib_wc wcs[OCQ_BATCH];
 	unsigned int wc_pos;
 	unsigned int wc_cnt;
 	u32 produced;

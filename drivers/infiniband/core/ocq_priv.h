@@ -10,7 +10,6 @@
 #include <linux/dim.h>
 #include <linux/hrtimer.h>
 #include <linux/list.h>
-#include <linux/rhashtable-types.h>
 #include <linux/workqueue.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_ocq.h>
@@ -19,11 +18,15 @@
 
 struct ocq_work;
 
+/* completions one ib_poll_cq() of a direct OCQ takes: ib_cq's direct batch */
+#define IB_OCQ_DIRECT_BATCH 8
+
 /**
  * struct ocq_direct - an %IB_POLL_DIRECT OCQ's state
  * @busy: bit 0: a caller of ib_ocq_process_cq_direct() owns the CQ; the
  *	others return at once (taken with acquire, dropped with release:
  *	the next owner sees the last one's stores, counters included)
+ * @wcs: what one poll took (B)
  * @runs: calls that owned the CQ (B)
  * @empty_runs: of those, the ones that found nothing (B)
  * @polls: ib_poll_cq() calls (B)
@@ -36,6 +39,7 @@ struct ocq_work;
  */
 struct ocq_direct {
 	unsigned long busy;
+	struct ib_wc wcs[IB_OCQ_DIRECT_BATCH];
 	u64 runs;
 	u64 empty_runs;
 	u64 polls;
@@ -69,9 +73,8 @@ struct ocq_direct {
  * @attr: the attributes it was made with, for the pool's matching (I)
  * @id: name in debugfs (I)
  * @debugfs: its debugfs directory (I)
- * @node: in ib_ocq_table, found by @cq from the completion handler
- *	(RCU readers; inserted and removed under L)
- * @entry: on ib_ocq_list (L)
+ * @entry: on ib_ocq_list (L); while it is, @cq's wc points at the OCQ's
+ *	poll batch, by which the handlers find it (ib_ocq_of())
  * @pooled: a CQ of the pool, shared: freed only with the pool (I)
  * @direct: %IB_POLL_DIRECT: the CQ is never armed and the engine not used;
  *	ib_ocq_process_cq_direct() polls it
@@ -99,7 +102,6 @@ struct ib_ocq {
 	struct ib_ocq_attr attr;
 	unsigned int id;
 	struct dentry *debugfs;
-	struct rhash_head node;
 	struct list_head entry;
 	bool pooled;
 	struct ocq_direct direct;
@@ -114,6 +116,7 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 int ib_ocq_release(struct ib_ocq *ocq);
 void ib_ocq_destroy(struct ib_ocq *ocq);
 int ib_ocq_vector_users(struct ib_device *dev, int comp_vector);
+struct ib_ocq *ib_ocq_find(struct ib_cq *cq);
 void ib_ocq_direct_stats(struct ib_ocq *ocq, struct ib_ocq_stats *s);
 
 int ib_ocq_pool_init(void);
