@@ -86,9 +86,10 @@ demo_rate() {
 	echo $((c * 1000 / ms))
 }
 
-# the number of live ordered CQs
+# the number of live ordered CQs; prints nothing and fails if ib_ocq's debugfs has
+# no count (a baseline read must then fail the test: see ksft_ocq_count)
 demo_ocq_live() {
-	cat /sys/kernel/debug/ib_ocq/live 2>/dev/null || echo 0
+	ksft_ocq_count live
 }
 
 # demo_wait_calls SECONDS: wait until the running run has answered a call
@@ -104,9 +105,9 @@ demo_wait_calls() {
 	return 1
 }
 
-# the allocations ib_ocq holds for ordered CQs
+# the allocations ib_ocq holds for ordered CQs; as demo_ocq_live
 demo_ocq_allocs() {
-	cat /sys/kernel/debug/ib_ocq/allocs 2>/dev/null || echo 0
+	ksft_ocq_count allocs
 }
 
 # demo_check_accounting: every call of the ended run is accounted for once:

@@ -15,6 +15,9 @@
 #   kmod_load NAME [params]     load a kernel module of a "kmod" line of guest.conf with
 #                               its dependencies (params are NAME's); 0 if NAME is loaded
 #   kmod_loaded NAME            true if module NAME (- or _) is in /proc/modules
+#   ksft_ocq_count NAME         ib_ocq's debugfs count NAME (live, allocs): prints it;
+#                               says why and returns 1 when the file is missing or
+#                               holds no number (a leak check must not pass on nothing)
 #
 # Test modules follow tools/testing/selftests/kselftest_module.h: module init runs the
 # tests, prints KTAP lines with pr_info() (pr_fmt "MOD: ") and fails the load (returns
@@ -94,6 +97,18 @@ insmod_test() {
 	fi
 	[ "$nskip" -eq "$nres" ] && { echo "SKIP: $mod: all subtests skipped"; return $KSFT_SKIP; }
 	return $KSFT_PASS
+}
+
+ksft_ocq_count() {
+	local f=/sys/kernel/debug/ib_ocq/$1 v
+
+	v=$(cat "$f" 2>/dev/null)
+	case $v in
+	'' | *[!0-9]*)
+		echo "ksft_ocq_count: $f: ${v:-missing or empty}" >&2
+		return 1 ;;
+	esac
+	echo "$v"
 }
 
 kmod_loaded() {

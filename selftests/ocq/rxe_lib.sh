@@ -36,8 +36,13 @@ rxe_ocq_tests() {
 		case $? in 0) pass=1 ;; 4) ;; *) fail=1 ;; esac
 	done
 	rxe_ocq_counters
-	live=$(cat /sys/kernel/debug/ib_ocq/live 2>/dev/null)
-	[ "${live:-0}" = 0 ] || { echo "FAIL: $live ordered CQ(s) still live"; fail=1; }
+	if ! live=$(ksft_ocq_count live); then
+		echo "FAIL: no count of live ordered CQs"
+		fail=1
+	elif [ "$live" != 0 ]; then
+		echo "FAIL: $live ordered CQ(s) still live"
+		fail=1
+	fi
 	if [ -n "$loaded" ] && ! rmmod ib_ocq; then
 		echo "FAIL: rmmod ib_ocq"
 		fail=1

@@ -8,7 +8,8 @@
 #
 #   ulp_require                 skip or fail the test unless the ULPs and rxe0 are there
 #   ulp_ocq_fresh               (re)load /ko/ib_ocq.ko: no ordered CQ left by earlier tests
-#   ulp_ocq_live                ordered CQs alive now (debugfs ib_ocq/live)
+#   ulp_ocq_live                ordered CQs alive now (debugfs ib_ocq/live); fails
+#                               without a count
 #   ulp_ocq_sum FIELD           FIELD of every ordered CQ's stats, summed
 #   ulp_ocq_table               one line per ordered CQ: name, owner, poll_ctx, completions
 #   ulp_timed_dd DD-ARGS...     run busybox dd, print its seconds (from /proc/uptime)
@@ -38,7 +39,7 @@ ulp_ocq_fresh() {
 }
 
 ulp_ocq_live() {
-	cat "$OCQ_DBG/live" 2>/dev/null || echo 0
+	ksft_ocq_count live
 }
 
 ulp_ocq_sum() {
