@@ -12,6 +12,11 @@
 #                               without a count
 #   ulp_ocq_sum FIELD           FIELD of every ordered CQ's stats, summed
 #   ulp_ocq_table               one line per ordered CQ: name, owner, poll_ctx, completions
+#   ulp_ocq_snap                one line per ordered CQ: its debugfs name (ocqN-DEV-cqM,
+#                               unique per CQ), its completions, owner and poll_ctx
+#   ulp_ocq_delta SNAP0 SNAP1   the completions SNAP1's CQs counted since SNAP0, summed
+#                               (a CQ that SNAP0 lacks counts from 0; one SNAP1 lacks,
+#                               freed meanwhile, not at all)
 #   ulp_timed_dd DD-ARGS...     run busybox dd, print its seconds (from /proc/uptime)
 #   ulp_rate MIB SECONDS        MiB/s, one decimal ("?" for 0 s)
 
@@ -57,6 +62,24 @@ ulp_ocq_table() {
 			"$(sed -n 's/^poll_ctx //p' "$d/info")" "$(sed -n 's/^pooled //p' "$d/info")" \
 			"$(sed -n 's/^completions //p' "$d/stats")"
 	done
+}
+
+ulp_ocq_snap() {
+	local d
+
+	for d in "$OCQ_DBG"/ocq*; do
+		[ -d "$d" ] || continue
+		echo "${d##*/} $(sed -n 's/^completions //p' "$d/stats")" \
+			"$(sed -n 's/^owner //p' "$d/info") $(sed -n 's/^poll_ctx //p' "$d/info")"
+	done
+}
+
+ulp_ocq_delta() {
+	{ echo "$1"; echo "--"; echo "$2"; } | awk '
+		$1 == "--" { second = 1; next }
+		NF >= 2 && !second { before[$1] = $2; next }
+		NF >= 2 { n += $2 - before[$1] }
+		END { printf "%d\n", n }'
 }
 
 ulp_timed_dd() {
