@@ -3,7 +3,13 @@
 # timeout: 400
 # Every procedure on every CQ path: a few thousand calls each, all answered
 # once and verified. The ocq-* and upstream paths must show no reorder, loss
-# or duplicate; naive and locked may, and their counts are reported.
+# or duplicate; naive and locked may, and their counts are reported.  The
+# runs of ocq-strict's features must show the feature acted, in the statistics
+# of the run's ordered CQs (ib_ocq's debugfs, sampled during the run): the
+# deferred re-arm (defer_us) deferred runs; with software DIM (defer_dim) its
+# CQs run DIM of the deferral ("dim defer"), deferred runs, and DIM moved the
+# delay away from its first profile's; the busy-polled run (busy_poll_us) made
+# busy polls and suspended the CQ.
 . /selftests/lib/ksft.sh
 . /selftests/demo/lib.sh
 
@@ -64,24 +70,48 @@ demo_run calls=2000 mix=$MIX chunk_size=4096 path=ocq-flow postpone=1 ||
 	ksft_fail "postpone run failed"
 demo_check_clean || ksft_fail "postpone run not clean"
 echo "# ocq-flow postpone=1: $(demo_rate) calls/s"
+# The features' runs: every failure is reported before the test fails.
+feat=""
 # deferred re-arm: the timer's polls find what events would have signalled
-demo_run calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict defer_us=100 ||
-	ksft_fail "defer_us run failed"
-demo_check_clean || ksft_fail "defer_us run not clean"
-echo "# ocq-strict defer_us=100: $(demo_rate) calls/s," \
-	"$(demo_get events) events for $(demo_get completions) completions"
-# software DIM of the deferral's delay: the same checks
-demo_run calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict defer_us=100 defer_dim=1 ||
-	ksft_fail "defer_dim run failed"
-demo_check_clean || ksft_fail "defer_dim run not clean"
-echo "# ocq-strict defer_us=100 defer_dim=1: $(demo_rate) calls/s," \
-	"$(demo_get events) events for $(demo_get completions) completions"
-# consumer-driven suspension: a thread per side busy-polls its CQ; the same checks
-demo_run calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict busy_poll_us=100 ||
-	ksft_fail "busy_poll_us run failed"
-demo_check_clean || ksft_fail "busy_poll_us run not clean"
-echo "# ocq-strict busy_poll_us=100: $(demo_rate) calls/s," \
-	"$(demo_get events) events for $(demo_get completions) completions"
+if demo_run_ocq calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict defer_us=100 &&
+   demo_check_clean; then
+	echo "# ocq-strict defer_us=100: $(demo_rate) calls/s," \
+		"$(demo_get events) events for $(demo_get completions) completions," \
+		"$(demo_ocq_sum defers) deferred runs"
+	[ "$(demo_ocq_sum defers)" -gt 0 ] || feat="$feat defer_us(no run deferred)"
+else
+	feat="$feat defer_us(run)"
+fi
+# software DIM of the deferral's delay: it starts at its first profile's, a ninth
+# of the ceiling, and moves with the completions per event
+first=$((100 / 9))
+if demo_run_ocq calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict defer_us=100 defer_dim=1 &&
+   demo_check_clean; then
+	seen=$(demo_ocq_seen defer_usecs_now | tr '\n' ' ')
+	echo "# ocq-strict defer_us=100 defer_dim=1: $(demo_rate) calls/s," \
+		"$(demo_get events) events for $(demo_get completions) completions," \
+		"$(demo_ocq_sum defers) deferred runs, delays seen (us): $seen"
+	[ "$(demo_ocq_seen dim)" = defer ] ||
+		feat="$feat defer_dim(dim: $(demo_ocq_seen dim | tr '\n' ' '))"
+	[ "$(demo_ocq_sum defers)" -gt 0 ] || feat="$feat defer_dim(no run deferred)"
+	[ -n "$(demo_ocq_seen defer_usecs_now | grep -vx "$first")" ] ||
+		feat="$feat defer_dim(the delay stayed at $first us)"
+else
+	feat="$feat defer_dim(run)"
+fi
+# consumer-driven suspension: a thread per side busy-polls its CQ
+if demo_run_ocq calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict busy_poll_us=100 &&
+   demo_check_clean; then
+	echo "# ocq-strict busy_poll_us=100: $(demo_rate) calls/s," \
+		"$(demo_get events) events for $(demo_get completions) completions," \
+		"$(demo_ocq_sum busy_polls) busy polls, $(demo_ocq_sum suspends) suspensions"
+	[ "$(demo_ocq_sum busy_polls)" -gt 0 ] || feat="$feat busy_poll_us(no busy poll)"
+	[ "$(demo_ocq_sum suspends)" -gt 0 ] || feat="$feat busy_poll_us(no suspension)"
+else
+	feat="$feat busy_poll_us(run)"
+fi
+[ -z "$feat" ] || ksft_fail "features that did not act or whose run failed:$feat"
+
 demo_run calls=1000 conns=4 mix=null:1,echo:1 path=ocq-parallel work_ns=20000 ||
 	ksft_fail "work_ns run failed"
 demo_check_clean || ksft_fail "work_ns run not clean"

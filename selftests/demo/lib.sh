@@ -11,6 +11,11 @@
 #                           with calls= and no duration_ms=, duration_ms=0 is added
 #   demo_check_clean        the run's verification counters are all 0
 #   demo_rate               calls per second of the last run
+#   demo_run_ocq ARGS...    demo_run, sampling the ordered CQs the run makes (ib_ocq's
+#                           debugfs stats and info, which go with the run's end) every
+#                           0.1 s; each CQ's last sample is in $DEMO_OCQ/<cq>.{stats,info}
+#   demo_ocq_sum KEY        KEY of the last samples' stats, summed over the run's CQs
+#   demo_ocq_seen KEY       every value of KEY in the samples' info, one a line
 
 CTL=/sys/kernel/debug/ocq_demo/control
 
@@ -86,9 +91,10 @@ demo_rate() {
 	echo $((c * 1000 / ms))
 }
 
-# the number of live ordered CQs
+# the number of live ordered CQs; prints nothing and fails if ib_ocq's debugfs has
+# no count (a baseline read must then fail the test: see ksft_ocq_count)
 demo_ocq_live() {
-	cat /sys/kernel/debug/ib_ocq/live 2>/dev/null || echo 0
+	ksft_ocq_count live
 }
 
 # demo_wait_calls SECONDS: wait until the running run has answered a call
@@ -104,9 +110,9 @@ demo_wait_calls() {
 	return 1
 }
 
-# the allocations ib_ocq holds for ordered CQs
+# the allocations ib_ocq holds for ordered CQs; as demo_ocq_live
 demo_ocq_allocs() {
-	cat /sys/kernel/debug/ib_ocq/allocs 2>/dev/null || echo 0
+	ksft_ocq_count allocs
 }
 
 # demo_check_accounting: every call of the ended run is accounted for once:
@@ -127,4 +133,53 @@ demo_check_accounting() {
 	esac
 	[ $((c + l + f)) = "$i" ] ||
 		{ echo "issued=$i but calls=$c + lost=$l + failed=$f"; return 1; }
+}
+
+DEMO_OCQ=/tmp/demo_ocq
+
+# One sample of every live ordered CQ of ocq_demo's: its stats and info, kept when
+# both reads succeed (a CQ freed meanwhile keeps its last sample); the info's
+# defer_usecs_now values are all kept (DIM moves it).
+demo_ocq_sample() {
+	local d c
+
+	for d in /sys/kernel/debug/ib_ocq/ocq*; do
+		[ -d "$d" ] || continue
+		c=${d##*/}
+		cat "$d/info" > "$DEMO_OCQ/$c.info.new" 2>/dev/null || continue
+		grep -qx 'owner ocq_demo' "$DEMO_OCQ/$c.info.new" || continue
+		cat "$d/stats" > "$DEMO_OCQ/$c.stats.new" 2>/dev/null || continue
+		mv "$DEMO_OCQ/$c.info.new" "$DEMO_OCQ/$c.info"
+		mv "$DEMO_OCQ/$c.stats.new" "$DEMO_OCQ/$c.stats"
+		cat "$DEMO_OCQ/$c.info" >> "$DEMO_OCQ/$c.infos"
+	done
+}
+
+demo_run_ocq() {
+	local s d="" i=0
+
+	rm -rf "$DEMO_OCQ"
+	mkdir -p "$DEMO_OCQ"
+	case " $* " in
+	*" calls="*" duration_ms="*|*" duration_ms="*) ;;
+	*" calls="*) d=duration_ms=0 ;;
+	esac
+	demo_cmd start "$@" $d || { echo "start $* refused: $(demo_get error)"; return 1; }
+	while [ $i -lt 1200 ]; do
+		s=$(demo_get state)
+		[ "$s" = running ] || break
+		demo_ocq_sample
+		sleep 0.1
+		i=$((i + 1))
+	done
+	[ "$s" = done ] || { echo "start $*: state $s"; return 1; }
+	ls "$DEMO_OCQ"/*.stats >/dev/null 2>&1 || { echo "start $*: no ordered CQ sampled"; return 1; }
+}
+
+demo_ocq_sum() {
+	cat "$DEMO_OCQ"/*.stats 2>/dev/null | awk -v k="$1" '$1 == k { n += $2 } END { print n + 0 }'
+}
+
+demo_ocq_seen() {
+	cat "$DEMO_OCQ"/*.infos 2>/dev/null | sed -n "s/^$1 //p" | sort -u
 }

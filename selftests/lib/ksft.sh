@@ -9,12 +9,21 @@
 #   ksft_fail "reason"          print FAIL: reason, exit 1
 #   ksft_mark                   write a unique marker to the kernel log, print it
 #   ksft_kmsg_since MARK [MOD]  kernel log lines after MARK (only MOD's, prefix removed)
+#   ksft_without_panic_on_warn CMD...
+#                               run CMD with /proc/sys/kernel/panic_on_warn 0 (restored
+#                               after), for a test that provokes the one WARN its
+#                               "# expect-warn: ERE" header declares; returns CMD's
+#                               status.  The test must check itself that the WARN came
+#                               (the runner fails it if it did not, or came twice).
 #   ksft_debug_kernel           true on the debug kernel (make check DEBUG_KERNEL=),
 #                               which is several times slower: scale fixed time limits
 #   insmod_test MOD.ko [args]   run a test module, see below
 #   kmod_load NAME [params]     load a kernel module of a "kmod" line of guest.conf with
 #                               its dependencies (params are NAME's); 0 if NAME is loaded
 #   kmod_loaded NAME            true if module NAME (- or _) is in /proc/modules
+#   ksft_ocq_count NAME         ib_ocq's debugfs count NAME (live, allocs): prints it;
+#                               says why and returns 1 when the file is missing or
+#                               holds no number (a leak check must not pass on nothing)
 #
 # Test modules follow tools/testing/selftests/kselftest_module.h: module init runs the
 # tests, prints KTAP lines with pr_info() (pr_fmt "MOD: ") and fails the load (returns
@@ -22,7 +31,10 @@
 # "ok N name # SKIP reason" with the load succeeding. insmod_test loads the module
 # (from /ko/ unless a path is given), prints its KTAP lines, rmmods it and returns
 # 0 if all passed, 1 if the load or rmmod failed or a result is "not ok",
-# 4 if every result was a SKIP.
+# 4 if a result was a SKIP (one is enough: a subtest that did not run is not a pass),
+# with a "SKIP: MOD: N of M subtests skipped: REASONS" line.  A test skips only for a
+# reason its header declares ("# skip-ok: ERE", matched against the SKIP reason by
+# tools/testing/vm/check.sh); any other skip fails.
 
 KSFT_PASS=0
 KSFT_FAIL=1
@@ -50,6 +62,16 @@ ksft_kmsg_since() {
 
 	dmesg | sed -n "/$mark/,\$p" | sed 's/^\[[^]]*\] //' |
 		if [ -n "$mod" ]; then sed -n "s/^$mod: //p"; else sed 1d; fi
+}
+
+ksft_without_panic_on_warn() {
+	local f=/proc/sys/kernel/panic_on_warn old rc=0
+
+	old=$(cat $f) || return 1
+	echo 0 > $f || return 1
+	"$@" || rc=$?
+	echo "$old" > $f || { echo "ksft_without_panic_on_warn: cannot restore $f to $old"; rc=1; }
+	return $rc
 }
 
 # The debug kernel's release is <version>-debug-<flavour>; lockdep, KCSAN and kmemleak
@@ -92,8 +114,25 @@ insmod_test() {
 			"(its mark $mark: $(dmesg | grep -c "$mark") line(s) of dmesg)"
 		return $KSFT_FAIL
 	fi
-	[ "$nskip" -eq "$nres" ] && { echo "SKIP: $mod: all subtests skipped"; return $KSFT_SKIP; }
+	if [ "$nskip" -gt 0 ]; then
+		echo "SKIP: $mod: $nskip of $nres subtests skipped:" \
+			"$(echo "$ktap" | sed -n 's/^ok .* # SKIP *//p' | sort -u | tr '\n' ';' |
+				sed 's/;$//; s/;/; /g')"
+		return $KSFT_SKIP
+	fi
 	return $KSFT_PASS
+}
+
+ksft_ocq_count() {
+	local f=/sys/kernel/debug/ib_ocq/$1 v
+
+	v=$(cat "$f" 2>/dev/null)
+	case $v in
+	'' | *[!0-9]*)
+		echo "ksft_ocq_count: $f: ${v:-missing or empty}" >&2
+		return 1 ;;
+	esac
+	echo "$v"
 }
 
 kmod_loaded() {

@@ -467,10 +467,19 @@ struct fake_attr_case {
 	bool ok;
 };
 
+/*
+ * Every flag bit that no version defines: every bit but the known flags.  A
+ * flag added later is one bit of it, and leaves the others unknown, so the
+ * value stays refused; it holds no known flag, so nothing but the check of
+ * unknown flags can refuse it.
+ */
+#define FAKE_UNKNOWN_FLAGS \
+	(~(unsigned int)(IB_OCQ_POSTPONE_ARM | IB_OCQ_DEFER_DIM))
+
 static const struct fake_attr_case fake_attr_cases[] = {
 	{ .name = "bad_mode", .mode = IB_OCQ_PARALLEL + 1 },
 	{ .name = "bad_policy", .policy = IB_ARM_DOUBLE_POLL + 1 },
-	{ .name = "bad_flags", .flags = IB_OCQ_POSTPONE_ARM << 1 },
+	{ .name = "bad_flags", .flags = FAKE_UNKNOWN_FLAGS },
 	{ .name = "parallel_without_process", .mode = IB_OCQ_PARALLEL },
 	{ .name = "process_without_parallel", .process = true },
 	{ .name = "flow_key_without_flow", .flow_key = true },

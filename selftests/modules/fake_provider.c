@@ -305,8 +305,12 @@ static int fake_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 			wc[n].byte_len = fcq->pushed - fcq->ready;
 		}
 	}
-	while (n < num_entries && fcq->tail != fcq->visible)
-		wc[n++] = fcq->ring[fcq->tail++ & fcq->mask];
+	while (n < num_entries && fcq->tail != fcq->visible) {
+		wc[n] = fcq->ring[fcq->tail++ & fcq->mask];
+		if (fcq->watch && wc[n].wr_cqe == fcq->watch_cqe)
+			fcq->watch(fcq);
+		n++;
+	}
 	/* fake_spurious: an interrupt for entries this poll already took */
 	if ((fcq->sem & FAKE_SPURIOUS) && n && fcq->tail == fcq->head &&
 	    !(fake_rand(&fcq->rnd) % FAKE_STALE))

@@ -148,6 +148,9 @@ struct fake_dev {
  * @ready: %FAKE_COUNTED: completions ready, in place of the ring (L)
  * @tmpl: %FAKE_COUNTED: what poll_cq makes each of them from, byte_len set
  *	to its CQ position (L)
+ * @watch_cqe: a completion the test watches for (L)
+ * @watch: called, under @lock, when poll_cq takes a completion whose wr_cqe
+ *	is @watch_cqe: the moment it left the CQ (L)
  */
 struct fake_cq {
 	struct ib_cq ibcq;
@@ -190,6 +193,8 @@ struct fake_cq {
 	unsigned long mod_seen;
 	u64 ready;
 	struct ib_wc tmpl;
+	const struct ib_cqe *watch_cqe;
+	void (*watch)(struct fake_cq *fcq);
 };
 
 /*

@@ -66,7 +66,8 @@
  *
  * fake_flow_hol: %IB_OCQ_FLOW, two flows: while one works through a backlog
  *	of 5 ms done() calls, each completion of the other waits for at most
- *	%IB_OCQ_HOL_DONES + %FAKE_HOL_SLACK of them, whatever the backlog.
+ *	%IB_OCQ_HOL_DONES + %FAKE_HOL_CQ_SLACK of them in the CQ (the fake CQ
+ *	tells when it is polled), whatever the backlog.
  * fake_flow_inline: %IB_OCQ_FLOW: the CQ run dispatches a batch of one
  *	flow of up to %IB_OCQ_HOL_DONES itself while every domain is idle,
  *	and hands the batch on when a domain is busy, when it is longer, or

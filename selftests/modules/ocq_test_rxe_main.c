@@ -41,6 +41,21 @@
  *            ib_poll_cq_and_arm(), then with ib_poll_and_notify(): the same
  *            checks, -EAGAIN requeued, no IB_PN_REPOLL with nothing
  *
+ * The OCQ's tuning (strict, flow, parallel, drain, flush), so that its
+ * statistics and trace events count what they cover (trace_events.sh):
+ *  budget=N:      &ib_ocq_attr.budget, a run yields after N completions
+ *  defer_usecs=N: the deferred re-arm, &ib_ocq_attr.defer_usecs
+ *  watchdog_ms=N: &ib_ocq_attr.watchdog_ms
+ *  lose_every=N:  one completion event in N is lost on purpose, as by a
+ *                 provider that loses events: the test's own handler, put in
+ *                 front of the OCQ's in the CQ's comp_handler, drops it.  With
+ *                 the watchdog the stream goes on: its runs find what the
+ *                 lost events announced (rescues).
+ *  pause_every=N: every Nth successful receive, its done() pauses the OCQ
+ *                 and resumes it (ib_ocq_pause(), ib_ocq_resume())
+ * The stats subtest then also requires each of these to have acted: yields,
+ * defers, rescues and pauses counted, events lost.
+ *
  * poll_ctx= (strict, flow, parallel, drain, flush): the OCQ comes from
  * ib_ocq_alloc_cq() with that poll context, workqueue (the default),
  * unbound, softirq or direct, and every done() also checks that it runs in
@@ -93,6 +108,28 @@ MODULE_PARM_DESC(count, "SENDs per scenario, over all its pairs; 0: default");
 static char *poll_ctx;
 module_param(poll_ctx, charp, 0444);
 MODULE_PARM_DESC(poll_ctx, "the OCQ's: workqueue, unbound, softirq or direct");
+
+static unsigned int budget;
+module_param(budget, uint, 0444);
+MODULE_PARM_DESC(budget, "the OCQ's budget per run; 0: the default");
+
+static unsigned int defer_usecs;
+module_param(defer_usecs, uint, 0444);
+MODULE_PARM_DESC(defer_usecs, "the OCQ's deferred re-arm; 0: off");
+
+static unsigned int watchdog_ms;
+module_param(watchdog_ms, uint, 0444);
+MODULE_PARM_DESC(watchdog_ms, "the OCQ's watchdog period; 0: off");
+
+static unsigned int lose_every;
+module_param(lose_every, uint, 0444);
+MODULE_PARM_DESC(lose_every,
+		 "lose one completion event in N on purpose; 0: none");
+
+static unsigned int pause_every;
+module_param(pause_every, uint, 0444);
+MODULE_PARM_DESC(pause_every,
+		 "pause and resume the OCQ every Nth receive; 0: never");
 
 /* poll_ctx=direct: the test's kthreads that poll the CQ side by side */
 #define RT_POLLERS 2
@@ -289,6 +326,11 @@ struct rt_ctx {
 	struct task_struct *drainer; /* the drain's kthread, once made */
 	atomic_t bad_ctx; /* done() calls outside the promised context */
 	atomic_t drain_dispatched; /* direct: done() calls of the drain's polls */
+	/* lose_every: the OCQ's completion handler, behind ours */
+	void (*ocq_handler)(struct ib_cq *cq, void *cq_context);
+	atomic_t handler_calls; /* lose_every: calls of ours */
+	atomic_t events_lost; /* lose_every: events not passed on */
+	atomic_t pauses_made; /* pause_every: pauses done() made */
 };
 
 static struct ib_client rt_client;
@@ -621,6 +663,14 @@ static void rt_check_recv(struct rt_queue *q, struct rt_wr *wr,
 	}
 }
 
+/* pause_every: a pause, and its end, from done() */
+static void rt_pause_resume(struct rt_ctx *ctx)
+{
+	ib_ocq_pause(ctx->ocq);
+	atomic_inc(&ctx->pauses_made);
+	ib_ocq_resume(ctx->ocq);
+}
+
 static void rt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct rt_wr *wr = container_of(wc->wr_cqe, struct rt_wr, cqe);
@@ -631,6 +681,8 @@ static void rt_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 	if (rt_complete(q, wr, wc, IB_WC_RECV)) {
 		rt_check_recv(q, wr, wc);
 		rt_count_success(ctx);
+		if (pause_every && !(q->ok % pause_every))
+			rt_pause_resume(ctx);
 		/*
 		 * Repost until the teardown: SENDs in flight need receives,
 		 * or they retry on RNR NAKs for good.
@@ -792,24 +844,51 @@ static bool rt_lease_action(const struct rt_scenario *sc)
 	       sc->action == RT_DRAIN_POSTPONED;
 }
 
+/*
+ * lose_every: the CQ's completion handler, in front of the OCQ's: it drops
+ * one call in lose_every, an event lost as a lossy provider loses it.
+ */
+static void rt_lossy_handler(struct ib_cq *cq, void *cq_context)
+{
+	struct rt_ctx *ctx = cq_context;
+
+	if (!(atomic_inc_return(&ctx->handler_calls) % lose_every)) {
+		atomic_inc(&ctx->events_lost);
+		return;
+	}
+	ctx->ocq_handler(cq, cq_context);
+}
+
 static struct ib_ocq *rt_ocq_alloc(struct rt_ctx *ctx)
 {
 	struct ib_ocq_attr attr = {
 		.mode = ctx->sc->mode,
 		.process = ctx->sc->mode == IB_OCQ_PARALLEL ? rt_process : NULL,
+		.budget = budget,
+		.defer_usecs = defer_usecs,
+		.watchdog_ms = watchdog_ms,
 	};
+	struct ib_ocq *ocq;
+	struct ib_cq *cq;
 
 	if (ctx->sc->action == RT_DRAIN_POSTPONED)
 		attr.flags = IB_OCQ_POSTPONE_ARM;
-	struct ib_cq *cq;
-
 	if (rt_lease_action(ctx->sc))
 		ocq_compat_set_pause_ms(&attr, RT_PAUSE_MS);
-	if (!poll_ctx)
-		return ib_ocq_alloc(ctx->dev, ctx, rt_nr_cqe(ctx), 0, &attr);
-	cq = ib_ocq_alloc_cq(ctx->dev, ctx, rt_nr_cqe(ctx), 0, ctx->poll_ctx,
-			     &attr);
-	return IS_ERR(cq) ? ERR_CAST(cq) : ib_cq_to_ocq(cq);
+	if (!poll_ctx) {
+		ocq = ib_ocq_alloc(ctx->dev, ctx, rt_nr_cqe(ctx), 0, &attr);
+	} else {
+		cq = ib_ocq_alloc_cq(ctx->dev, ctx, rt_nr_cqe(ctx), 0,
+				     ctx->poll_ctx, &attr);
+		ocq = IS_ERR(cq) ? ERR_CAST(cq) : ib_cq_to_ocq(cq);
+	}
+	/* before the first QP: no completion, no event can come yet */
+	if (!IS_ERR(ocq) && lose_every) {
+		cq = ib_ocq_cq(ocq);
+		ctx->ocq_handler = cq->comp_handler;
+		WRITE_ONCE(cq->comp_handler, rt_lossy_handler);
+	}
+	return ocq;
 }
 
 /* ---- poll_ctx=direct: the ULP's own pollers ---- */
@@ -1303,6 +1382,38 @@ static void rt_print_stats(struct rt_ctx *ctx, const struct ib_ocq_stats *s)
 	pr_info("# %s: stats yields %llu pauses %llu rescues %llu stalls %llu domain_runs %llu cq_errors %llu max_batch %llu\n",
 		ctx->sc->name, s->yields, s->pauses, s->rescues, s->stalls,
 		s->domain_runs, s->cq_errors, s->max_batch);
+	pr_info("# %s: stats defers %llu parks %llu lease_resumes %llu\n",
+		ctx->sc->name, s->defers, s->parks,
+		ocq_compat_lease_resumes(s));
+}
+
+/*
+ * The tuning parameters acted: each counted what it causes, and the pauses
+ * counted are at least those done() made (a postponed arm counts too).
+ */
+static bool rt_tuning_ok(struct rt_ctx *ctx, const struct ib_ocq_stats *s)
+{
+	bool ok = true;
+
+	if (budget && !s->yields)
+		ok = false;
+	if (defer_usecs && !s->defers)
+		ok = false;
+	if (lose_every && (!atomic_read(&ctx->events_lost) || !s->rescues))
+		ok = false;
+	if (pause_every && (!atomic_read(&ctx->pauses_made) ||
+			    s->pauses < atomic_read(&ctx->pauses_made)))
+		ok = false;
+	if (lose_every || pause_every)
+		pr_info("# %s: %d events lost on purpose, %d pauses made by done()\n",
+			ctx->sc->name, atomic_read(&ctx->events_lost),
+			atomic_read(&ctx->pauses_made));
+	if (!ok)
+		pr_info("# %s: a tuning parameter did not act: budget %u yields %llu, defer_usecs %u defers %llu, lose_every %u rescues %llu, pause_every %u pauses %llu\n",
+			ctx->sc->name, budget, s->yields, defer_usecs,
+			s->defers, lose_every, s->rescues, pause_every,
+			s->pauses);
+	return ok;
 }
 
 /* The OCQ's own count: done() calls we saw, plus 4 drain markers per pair. */
@@ -1328,7 +1439,7 @@ static bool rt_stats_ok(struct rt_ctx *ctx, const struct rt_sum *sum)
 		expect -= atomic_read(&ctx->drain_dispatched) +
 			  4 * ctx->sc->nr_pairs;
 	}
-	ok = s.completions == expect && !s.cq_errors;
+	ok = s.completions == expect && !s.cq_errors && rt_tuning_ok(ctx, &s);
 	/* drain_paused: the drains waited for the lease, nothing else */
 	if (rt_lease_action(ctx->sc)) {
 		pr_info("# %s: stats lease_resumes %llu provider_errors %llu\n",
@@ -1578,18 +1689,24 @@ static int rt_find_test(void)
 	return -1;
 }
 
-/* poll_ctx= for the tests whose OCQ streams; -EINVAL for anything else. */
-static int rt_parse_poll_ctx(int idx)
+/*
+ * poll_ctx= and the OCQ's tuning, for the tests whose OCQ streams; -EINVAL
+ * for anything else.
+ */
+static int rt_parse_params(int idx)
 {
 	int i;
 
-	if (!poll_ctx)
+	if (!poll_ctx && !budget && !defer_usecs && !watchdog_ms &&
+	    !lose_every && !pause_every)
 		return 0;
 	if (rt_tests[idx].scenarios[0].poller != RT_OCQ ||
 	    rt_lease_action(&rt_tests[idx].scenarios[0])) {
-		pr_err("poll_ctx= is for strict, flow, parallel, drain, flush\n");
+		pr_err("poll_ctx= and the OCQ's tuning are for strict, flow, parallel, drain, flush\n");
 		return -EINVAL;
 	}
+	if (!poll_ctx)
+		return 0;
 	i = ocq_test_poll_ctx(poll_ctx);
 	if (i < 0) {
 		pr_err("unknown poll_ctx '%s'\n", poll_ctx);
@@ -1608,7 +1725,7 @@ static int __init rt_init(void)
 		pr_err("unknown test '%s'\n", test);
 		return -EINVAL;
 	}
-	ret = rt_parse_poll_ctx(idx);
+	ret = rt_parse_params(idx);
 	if (ret)
 		return ret;
 	ret = ib_register_client(&rt_client);

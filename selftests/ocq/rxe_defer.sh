@@ -16,8 +16,8 @@ fi
 [ -e /sys/class/infiniband/rxe0 ] || ksft_fail "no rxe0"
 rc=0
 insmod_test ocq_test_rxe_defer.ko || rc=$KSFT_FAIL
-live=$(cat /sys/kernel/debug/ib_ocq/live 2>/dev/null)
-[ "${live:-0}" = 0 ] || { echo "FAIL: $live ordered CQ(s) still live"; rc=$KSFT_FAIL; }
+live=$(ksft_ocq_count live) || live="no count"
+[ "$live" = 0 ] || { echo "FAIL: $live ordered CQ(s) still live"; rc=$KSFT_FAIL; }
 if [ -n "$loaded" ] && ! rmmod ib_ocq; then
 	echo "FAIL: rmmod ib_ocq"
 	rc=$KSFT_FAIL

@@ -25,7 +25,8 @@ if ! grep -q '^ib_ocq ' /proc/modules; then
 fi
 [ -w $D/fail_nth ] || ksft_fail "no $D/fail_nth"
 trap 'echo 0 > $D/fail_nth' EXIT
-allocs_start=$(cat $D/allocs) live_start=$(cat $D/live)
+allocs_start=$(ksft_ocq_count allocs) && live_start=$(ksft_ocq_count live) ||
+	ksft_fail "no count of ib_ocq's allocations or live ordered CQs (debugfs)"
 echo "baseline: allocs $allocs_start, live $live_start"
 
 # cqs DEVICE: the device's CQs in the restrack summary (0 for the fake device)
@@ -41,14 +42,18 @@ try_path() {
 
 	[ "$dev" = fake ] || arg="device=$dev"
 	while [ $n -le $MAX_N ]; do
-		allocs0=$(cat $D/allocs) live0=$(cat $D/live) cq0=$(cqs "$dev")
+		allocs0=$(ksft_ocq_count allocs) && live0=$(ksft_ocq_count live) ||
+			{ echo "FAIL: no count of ib_ocq's allocations or live ordered CQs"; return 1; }
+		cq0=$(cqs "$dev")
 		echo $n > $D/fail_nth
 		out=$(insmod_test ocq_test_fake.ko scenario=alloc_fail path="$path" \
 			completions=200 $arg)
 		rc=$?
 		left=$(cat $D/fail_nth)
 		echo 0 > $D/fail_nth
-		allocs=$(cat $D/allocs) live=$(cat $D/live) cq=$(cqs "$dev")
+		allocs=$(ksft_ocq_count allocs) && live=$(ksft_ocq_count live) ||
+			{ echo "FAIL: no count of ib_ocq's allocations or live ordered CQs"; return 1; }
+		cq=$(cqs "$dev")
 		res=$(echo "$out" | sed -n 's/^# alloc_fail: .* result=\(-*[0-9]*\)$/\1/p')
 		if [ $rc != 0 ] || [ -z "$res" ]; then
 			echo "$out"
@@ -105,7 +110,8 @@ else
 	echo "FAIL: $RXE_DEV not present"
 	fail=1
 fi
-allocs=$(cat $D/allocs) live=$(cat $D/live)
+allocs=$(ksft_ocq_count allocs) && live=$(ksft_ocq_count live) ||
+	ksft_fail "no count of ib_ocq's allocations or live ordered CQs (debugfs)"
 if [ "$allocs" != "$allocs_start" ] || [ "$live" != "$live_start" ]; then
 	echo "FAIL: leaked: allocs $allocs_start -> $allocs, live $live_start -> $live"
 	fail=1

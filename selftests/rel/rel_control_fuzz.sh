@@ -45,7 +45,8 @@ trap cleanup EXIT
 demo_load || ksft_fail "loading the modules failed"
 [ -w "$FAIL" ] || ksft_fail "no $FAIL"
 [ "$(demo_get state)" != running ] || ksft_fail "a run is active before the fuzz"
-allocs0=$(cat $D/allocs) live0=$(cat $D/live)
+allocs0=$(ksft_ocq_count allocs) && live0=$(ksft_ocq_count live) ||
+	ksft_fail "no count of ib_ocq's allocations or live ordered CQs (debugfs)"
 echo "seed $SEED, $WRITES writes; baseline: allocs $allocs0, live $live0"
 
 # the writable files, found at run time; all but control and fail_nth are fuzzed
@@ -434,7 +435,8 @@ demo_run calls=2000 path=ocq-flow mix=null:1,echo:1,read:1,write:1 chunk_size=40
 demo_check_clean || ksft_fail "the run after the fuzz is not clean"
 [ "$(demo_get calls)" = 2000 ] || ksft_fail "calls $(demo_get calls), not 2000"
 [ -z "$(demo_get error)" ] || ksft_fail "error= not cleared by a good command"
-allocs=$(cat $D/allocs) live=$(cat $D/live)
+allocs=$(ksft_ocq_count allocs) && live=$(ksft_ocq_count live) ||
+	ksft_fail "no count of ib_ocq's allocations or live ordered CQs (debugfs)"
 [ "$allocs" = "$allocs0" ] && [ "$live" = "$live0" ] ||
 	ksft_fail "leaked: allocs $allocs0 -> $allocs, live $live0 -> $live"
 echo "after: a clean run of 2000 calls; fail_nth 0, allocs $allocs, live $live"

@@ -23,7 +23,8 @@ trap cleanup EXIT
 
 rxe_present || rxe_create || ksft_fail "no rxe0"
 demo_load || ksft_fail "loading the modules failed"
-live0=$(demo_ocq_live) allocs0=$(demo_ocq_allocs)
+live0=$(demo_ocq_live) && allocs0=$(demo_ocq_allocs) ||
+	ksft_fail "no count of live ordered CQs or ib_ocq's allocations (debugfs)"
 for p in ocq-flow ocq-strict ocq-parallel upstream-wq; do
 	c=1
 	while [ $c -le $CYCLES ]; do

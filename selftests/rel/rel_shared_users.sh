@@ -34,7 +34,8 @@ trap cleanup EXIT
 demo_load || ksft_fail "loading the modules failed"
 rxe_present || ksft_fail "$RXE_DEV not present"
 [ "$(demo_get state)" != running ] || ksft_fail "a run is active already"
-allocs0=$(cat $D/allocs) live0=$(cat $D/live)
+allocs0=$(ksft_ocq_count allocs) && live0=$(ksft_ocq_count live) ||
+	ksft_fail "no count of ib_ocq's allocations or live ordered CQs (debugfs)"
 echo "baseline: allocs $allocs0, live $live0"
 
 # wait_calls MIN SECONDS: until the demo made more than MIN calls
@@ -98,7 +99,8 @@ for path in ocq-flow ocq-strict ocq-parallel; do
 		echo "FAIL: $path: the demo run is not clean"
 		fail=1
 	fi
-	allocs=$(cat $D/allocs) live=$(cat $D/live)
+	allocs=$(ksft_ocq_count allocs) && live=$(ksft_ocq_count live) ||
+		allocs="no count" live="no count"
 	if [ "$allocs" != "$allocs0" ] || [ "$live" != "$live0" ]; then
 		echo "FAIL: $path: leaked: allocs $allocs0 -> $allocs, live $live0 -> $live"
 		fail=1

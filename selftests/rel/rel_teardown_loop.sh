@@ -20,7 +20,8 @@ if ! grep -q '^ib_ocq ' /proc/modules; then
 	insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
 	loaded=1
 fi
-allocs0=$(cat $D/allocs) && live0=$(cat $D/live) || ksft_fail "no $D/allocs or $D/live"
+allocs0=$(ksft_ocq_count allocs) && live0=$(ksft_ocq_count live) ||
+	ksft_fail "no count of ib_ocq's allocations or live ordered CQs (debugfs)"
 echo "baseline: allocs $allocs0, live $live0"
 
 fail=0
@@ -30,7 +31,8 @@ while [ $chunk -le $CHUNKS ]; do
 	out=$(insmod_test ocq_test_fake.ko scenario=teardown_loop cycles=$CYCLES \
 		completions=$((CYCLES * PER_CYCLE)) seed=$chunk) || fail=1
 	t1=$(cut -d. -f1 /proc/uptime)
-	allocs=$(cat $D/allocs) live=$(cat $D/live)
+	allocs=$(ksft_ocq_count allocs) && live=$(ksft_ocq_count live) ||
+		allocs="no count" live="no count"
 	echo "chunk $chunk: $(echo "$out" | sed -n 's/^# teardown_loop: //p'), $((t1 - t0)) s," \
 		"allocs $allocs, live $live"
 	if [ $fail = 1 ]; then

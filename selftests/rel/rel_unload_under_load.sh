@@ -23,7 +23,8 @@ for p in ocq-strict ocq-flow ocq-parallel upstream-wq; do
 	c=1
 	while [ $c -le $CYCLES ]; do
 		demo_load || ksft_fail "$p/$c: loading the modules failed"
-		live0=$(demo_ocq_live) allocs0=$(demo_ocq_allocs)
+		live0=$(demo_ocq_live) && allocs0=$(demo_ocq_allocs) ||
+			ksft_fail "no count of live ordered CQs or ib_ocq's allocations (debugfs)"
 
 		# the library refuses to go while the demo is loaded, idle...
 		rmmod ib_ocq 2>/dev/null && ksft_fail "$p/$c: ib_ocq unloaded under ocq_demo"

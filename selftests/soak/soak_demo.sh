@@ -17,7 +17,7 @@ D=/sys/kernel/debug/ib_ocq
 for m in ib_ocq ocq_demo; do
 	grep -q "^$m " /proc/modules || insmod /ko/$m.ko || ksft_fail "insmod $m.ko"
 done
-allocs0=$(cat $D/allocs)
+allocs0=$(ksft_ocq_count allocs) || ksft_fail "no count of ib_ocq's allocations (debugfs)"
 fail=0 total=0 lost=0 reord=0 dup=0
 for path in ocq-strict ocq-flow ocq-parallel; do
 	extra=
@@ -30,11 +30,16 @@ for path in ocq-strict ocq-flow ocq-parallel; do
 	l=$(sed -n 's/.*"lost": *\([0-9]*\).*/\1/p' /tmp/soak-$path.json | head -1)
 	r=$(sed -n 's/.*"reorders": *\([0-9]*\).*/\1/p' /tmp/soak-$path.json | head -1)
 	u=$(sed -n 's/.*"duplicated": *\([0-9]*\).*/\1/p' /tmp/soak-$path.json | head -1)
-	total=$((total + ${c:-0})) lost=$((lost + ${l:-0}))
-	reord=$((reord + ${r:-0})) dup=$((dup + ${u:-0}))
+	# a count missing from the JSON is a failure, not a 0
+	if [ -z "$c" ] || [ -z "$l" ] || [ -z "$r" ] || [ -z "$u" ]; then
+		echo "FAIL: $path: /tmp/soak-$path.json lacks a count"
+		fail=1
+		continue
+	fi
+	total=$((total + c)) lost=$((lost + l)) reord=$((reord + r)) dup=$((dup + u))
 done
 rmmod ocq_demo || fail=1
-[ "$(cat $D/allocs)" = "$allocs0" ] || { echo "FAIL: ib_ocq allocations leaked"; fail=1; }
+[ "$(ksft_ocq_count allocs)" = "$allocs0" ] || { echo "FAIL: ib_ocq allocations leaked"; fail=1; }
 echo "SOAK demo: completions=$total lost=$lost reordered=$reord duplicated=$dup"
 [ $fail = 0 ] && [ $((lost + reord + dup)) = 0 ] || exit $KSFT_FAIL
 exit $KSFT_PASS

@@ -8,9 +8,15 @@
 #
 #   ulp_require                 skip or fail the test unless the ULPs and rxe0 are there
 #   ulp_ocq_fresh               (re)load /ko/ib_ocq.ko: no ordered CQ left by earlier tests
-#   ulp_ocq_live                ordered CQs alive now (debugfs ib_ocq/live)
+#   ulp_ocq_live                ordered CQs alive now (debugfs ib_ocq/live); fails
+#                               without a count
 #   ulp_ocq_sum FIELD           FIELD of every ordered CQ's stats, summed
 #   ulp_ocq_table               one line per ordered CQ: name, owner, poll_ctx, completions
+#   ulp_ocq_snap                one line per ordered CQ: its debugfs name (ocqN-DEV-cqM,
+#                               unique per CQ), its completions, owner and poll_ctx
+#   ulp_ocq_delta SNAP0 SNAP1   the completions SNAP1's CQs counted since SNAP0, summed
+#                               (a CQ that SNAP0 lacks counts from 0; one SNAP1 lacks,
+#                               freed meanwhile, not at all)
 #   ulp_timed_dd DD-ARGS...     run busybox dd, print its seconds (from /proc/uptime)
 #   ulp_rate MIB SECONDS        MiB/s, one decimal ("?" for 0 s)
 
@@ -38,7 +44,7 @@ ulp_ocq_fresh() {
 }
 
 ulp_ocq_live() {
-	cat "$OCQ_DBG/live" 2>/dev/null || echo 0
+	ksft_ocq_count live
 }
 
 ulp_ocq_sum() {
@@ -56,6 +62,24 @@ ulp_ocq_table() {
 			"$(sed -n 's/^poll_ctx //p' "$d/info")" "$(sed -n 's/^pooled //p' "$d/info")" \
 			"$(sed -n 's/^completions //p' "$d/stats")"
 	done
+}
+
+ulp_ocq_snap() {
+	local d
+
+	for d in "$OCQ_DBG"/ocq*; do
+		[ -d "$d" ] || continue
+		echo "${d##*/} $(sed -n 's/^completions //p' "$d/stats")" \
+			"$(sed -n 's/^owner //p' "$d/info") $(sed -n 's/^poll_ctx //p' "$d/info")"
+	done
+}
+
+ulp_ocq_delta() {
+	{ echo "$1"; echo "--"; echo "$2"; } | awk '
+		$1 == "--" { second = 1; next }
+		NF >= 2 && !second { before[$1] = $2; next }
+		NF >= 2 { n += $2 - before[$1] }
+		END { printf "%d\n", n }'
 }
 
 ulp_timed_dd() {

@@ -1,6 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 # timeout: 600
+# skip-ok: the ULPs are built from a Debian image's linux-source
 # Device removal under NVMe over RDMA I/O, with the kernel's nvme-rdma and
 # nvmet-rdma as Debian ships them (stock) and converted to ocq (ocq), loopback on
 # rxe0 (the set-up of ulp_nvme_rdma.sh).  For each variant, while a writer puts
@@ -11,8 +12,13 @@
 # within 60 s.  Every block whose write succeeded must then read back as written (a
 # failed one may hold either version) and 8 MiB of new data written and read back
 # must match.  The stock run is the reference: the converted one must pass the
-# same checks, its ordered CQs must have counted completions and the stock run's
-# none.  No splat, no hung task (the runner checks the kernel log).
+# same checks, and the I/O under the removal must have run on its ordered CQs: their
+# completions, sampled before the writer starts and again just before the removal,
+# with blocks written in between, grew by at least 4 per block written (a 1 MiB
+# write is at least one command: a completion on each side's send and receive), and
+# they count completions again after the reconnect; the stock run has no ordered
+# CQ at any of those points.  No splat, no hung task (the runner checks the kernel
+# log).
 #
 # A link flap (ip link set dummy0 down, up) is not part of it: under I/O its
 # outcome on rxe is a race, with the stock modules as with the converted ones.  rxe
@@ -48,7 +54,7 @@ MIB=8		# MiB written and read back after a fault
 OPTS=reconnect_delay=1,ctrl_loss_tmo=60
 RES=/tmp/ulp_faults.res
 : > "$RES"
-WPID='' NS='' OUTCOME='' WAITED=0 REMOVALS=0
+WPID='' NS='' OUTCOME='' WAITED=0 REMOVALS=0 SNAP0='' SNAP1='' OKBEFORE=0 DURING=0
 
 cleanup() {
 	[ -n "$WPID" ] && kill "$WPID" 2>/dev/null
@@ -150,6 +156,10 @@ connect_retry() {
 remove_device() {
 	local v=$1 i
 
+	# the ordered CQs' counts during the I/O, just before the removal: the blocks
+	# done first, so that each block counted had its completions before the sample
+	OKBEFORE=$(grep -c ' ok$' /tmp/rm.log)
+	SNAP1=$(ulp_ocq_snap)
 	rxe_delete || fail "$v: $2: rdma link delete $RXE_DEV"
 	[ -n "$WPID" ] && wait "$WPID"
 	WPID=
@@ -178,8 +188,12 @@ remove_device() {
 fault_remove() {
 	local v=$1 blocks
 
+	SNAP0=$(ulp_ocq_snap)
 	start_writer /tmp/rm.log || fail "$v: remove: the writer wrote nothing in 30 s"
 	remove_device "$v" remove
+	DURING=$(ulp_ocq_delta "$SNAP0" "$SNAP1")
+	echo "$v: remove: ordered CQs before the removal: $(echo "$SNAP1" | grep -c .);" \
+		"their completions grew by $DURING while $OKBEFORE block(s) were written"
 	blocks=$(check_blocks /tmp/rm.log) || fail "$v: remove: $blocks"
 	# the removal must have come while the writes went on: some done, some failed
 	case $blocks in
@@ -201,13 +215,16 @@ run_variant() {	# stock|ocq
 	NS=$(nvme_find_ns) || fail "$v: no namespace block device after connecting $NVME_CTRL"
 	fault_remove "$v"
 	comp=$(ulp_ocq_sum completions)
-	echo "$v: completions of live ordered CQs: $comp"
+	echo "$v: completions of live ordered CQs after the reconnect: $comp"
 	if [ "$v" = ocq ]; then
 		ulp_ocq_table | sed "s/^/$v: /"
+		[ "$OKBEFORE" -ge 1 ] && [ "$DURING" -ge $((4 * OKBEFORE)) ] ||
+			fail "ocq: the I/O under the removal did not run on ordered CQs: their completions grew by $DURING while $OKBEFORE block(s) were written"
 		[ "$comp" -gt 0 ] ||
 			fail "ocq: the converted ULPs' ordered CQs counted no completion after the removal"
 	else
-		[ "$comp" -eq 0 ] || fail "stock: ordered CQs counted $comp completions: ib_ocq was used"
+		[ -z "$SNAP0$SNAP1" ] && [ "$comp" -eq 0 ] ||
+			fail "stock: ordered CQs ($(echo $SNAP0 $SNAP1)), $comp completions after: ib_ocq was used"
 	fi
 	nvme_disconnect || fail "$v: disconnect"
 	nvme_target_down || fail "$v: configfs teardown"

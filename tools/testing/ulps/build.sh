@@ -25,6 +25,8 @@
 #    copied to build/<KVER>/ulps/{stock,ocq}/*.ko.  Each module's vermagic must equal
 #    the one of the kernel's own module, the converted ones must depend on ib_ocq and
 #    the stock ones must not.
+# 5. ulp-io (ulp-io.c), the ULP tests' I/O tool, is built static into
+#    build/<KVER>/guest-bin/, which the guest has in /usr/bin/.
 set -euo pipefail
 
 META=${1:-linux-image-amd64}
@@ -217,4 +219,8 @@ for m in "${MODS[@]}"; do
 		printf '  %-5s %-14s vermagic %s; depends %s\n' "$t" "$m.ko" "$vm" "$deps" >&2
 	done
 done
-log "ok: ${MODS[*]/%/.ko} in ${B#"$TOP"/}/{stock,ocq}/ ($SPKG $SVER, $KVER)"
+# 5. The tests' I/O tool.
+mkdir -p "$TOP/build/$KVER/guest-bin"
+gcc -static -O2 -Wall -Wextra -Werror -pthread -o "$TOP/build/$KVER/guest-bin/ulp-io" \
+	"$TOP/tools/testing/ulps/ulp-io.c" || die "building ulp-io"
+log "ok: ${MODS[*]/%/.ko} in ${B#"$TOP"/}/{stock,ocq}/ ($SPKG $SVER, $KVER), ulp-io in build/$KVER/guest-bin/"
