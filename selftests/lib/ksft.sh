@@ -9,6 +9,12 @@
 #   ksft_fail "reason"          print FAIL: reason, exit 1
 #   ksft_mark                   write a unique marker to the kernel log, print it
 #   ksft_kmsg_since MARK [MOD]  kernel log lines after MARK (only MOD's, prefix removed)
+#   ksft_without_panic_on_warn CMD...
+#                               run CMD with /proc/sys/kernel/panic_on_warn 0 (restored
+#                               after), for a test that provokes the one WARN its
+#                               "# expect-warn: ERE" header declares; returns CMD's
+#                               status.  The test must check itself that the WARN came
+#                               (the runner fails it if it did not, or came twice).
 #   ksft_debug_kernel           true on the debug kernel (make check DEBUG_KERNEL=),
 #                               which is several times slower: scale fixed time limits
 #   insmod_test MOD.ko [args]   run a test module, see below
@@ -22,7 +28,10 @@
 # "ok N name # SKIP reason" with the load succeeding. insmod_test loads the module
 # (from /ko/ unless a path is given), prints its KTAP lines, rmmods it and returns
 # 0 if all passed, 1 if the load or rmmod failed or a result is "not ok",
-# 4 if every result was a SKIP.
+# 4 if a result was a SKIP (one is enough: a subtest that did not run is not a pass),
+# with a "SKIP: MOD: N of M subtests skipped: REASONS" line.  A test skips only for a
+# reason its header declares ("# skip-ok: ERE", matched against the SKIP reason by
+# tools/testing/vm/check.sh); any other skip fails.
 
 KSFT_PASS=0
 KSFT_FAIL=1
@@ -50,6 +59,16 @@ ksft_kmsg_since() {
 
 	dmesg | sed -n "/$mark/,\$p" | sed 's/^\[[^]]*\] //' |
 		if [ -n "$mod" ]; then sed -n "s/^$mod: //p"; else sed 1d; fi
+}
+
+ksft_without_panic_on_warn() {
+	local f=/proc/sys/kernel/panic_on_warn old rc=0
+
+	old=$(cat $f) || return 1
+	echo 0 > $f || return 1
+	"$@" || rc=$?
+	echo "$old" > $f || { echo "ksft_without_panic_on_warn: cannot restore $f to $old"; rc=1; }
+	return $rc
 }
 
 # The debug kernel's release is <version>-debug-<flavour>; lockdep, KCSAN and kmemleak
@@ -92,7 +111,12 @@ insmod_test() {
 			"(its mark $mark: $(dmesg | grep -c "$mark") line(s) of dmesg)"
 		return $KSFT_FAIL
 	fi
-	[ "$nskip" -eq "$nres" ] && { echo "SKIP: $mod: all subtests skipped"; return $KSFT_SKIP; }
+	if [ "$nskip" -gt 0 ]; then
+		echo "SKIP: $mod: $nskip of $nres subtests skipped:" \
+			"$(echo "$ktap" | sed -n 's/^ok .* # SKIP *//p' | sort -u | tr '\n' ';' |
+				sed 's/;$//; s/;/; /g')"
+		return $KSFT_SKIP
+	fi
 	return $KSFT_PASS
 }
 

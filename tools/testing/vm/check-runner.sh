@@ -10,13 +10,19 @@
 #   runner_must_panic     panics the guest               FAIL, the panic line
 #   runner_must_splat     exits 0, a WARNING in the log  FAIL, the WARNING line
 #   runner_must_time_out  sleeps past its timeout        FAIL, "timeout after 5s (guest)"
+#   runner_skip_declared  skips for its skip-ok reason   skip, the reason
+#   runner_skip_undeclared skips for another reason      FAIL, "undeclared skip"
 #   runner_then_pass      exits 0, after two dead boots  ok
+#   runner_warn_declared  a real WARN it declares        ok
+#   runner_warn_missing   declares a WARN, none comes    FAIL, the WARN "came 0 times"
+#   runner_warn_other     its WARN and another warning   FAIL, the other warning
+#   runner_warn_undeclared a real WARN, undeclared       FAIL, the WARNING line
 #
 # Usage: tools/testing/vm/check-runner.sh [METAPACKAGE]
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
-want="1 passed, 5 failed, 0 skipped"
+want="2 passed, 9 failed, 1 skipped"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -39,7 +45,13 @@ verdict runner_must_hang FAIL 'hung'
 verdict runner_must_panic FAIL 'kernel: .*Kernel panic'
 verdict runner_must_splat FAIL 'kernel: .*WARNING: .* on purpose'
 verdict runner_must_time_out FAIL 'timeout after 5s \(guest\)'
+verdict runner_skip_declared skip 'a declared skip on purpose'
+verdict runner_skip_undeclared FAIL 'undeclared skip.*: an undeclared skip on purpose'
 verdict runner_then_pass ok ''
+verdict runner_warn_declared ok ''
+verdict runner_warn_missing FAIL 'expect-warn /runner_warn_init/ came 0 times'
+verdict runner_warn_other FAIL 'kernel: .*WARNING: .*another warning on purpose'
+verdict runner_warn_undeclared FAIL 'kernel: .*WARNING: .*runner_warn_init'
 [ "$last" = "$want" ] || bad+=("last line '$last', want '$want'")
 [ "$rc" -ne 0 ] || bad+=("exit status 0, want non-zero")
 if [ ${#bad[@]} -eq 0 ]; then

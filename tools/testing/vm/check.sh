@@ -10,6 +10,14 @@
 # other pattern a substring. "# timeout: N" in a script's first lines sets its timeout
 # (default 120 s); TIMEOUT_SCALE=N multiplies them (default 4 with DEBUG_KERNEL=).
 #
+# A test may skip (exit 4) only for a reason its leading comment block declares:
+# "# skip-ok: ERE" lines, matched against its SKIP reason.  Any other skip is failed,
+# with its reason: a missing device, module or tool is a broken set-up, not a skip.
+# "# expect-warn: ERE" declares one kernel WARNING the test provokes on purpose (it
+# turns panic_on_warn off for itself): the WARNING line matching ERE and its trace,
+# up to the "---[ end trace" line, do not fail it; the test fails if that WARNING
+# did not come exactly once, and on any other bad kernel line as before.
+#
 # The host watches the serial console: a test that overruns its timeout (hung) or during
 # which the guest died (panic) is failed and the remaining tests run in a fresh boot (at
 # most MAX_REBOOTS); a boot that never reached /init is retried. Kernel log lines with a
@@ -64,6 +72,7 @@ LOGDIR=$(cd "$LOGDIR" && pwd)
 
 # ---- test selection ----
 names=() paths=() tmos=()
+declare -A SKIP_OK EXPECT_WARN	# per test: its "# skip-ok:" EREs (one a line), "# expect-warn:"
 selected() {	# NAME GROUP
 	local p
 
@@ -87,6 +96,10 @@ for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
 	selected "$n" "$g" || continue
 	t=$(sed -n '1,10s/^# *timeout: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
 	names+=("$n") paths+=("/$f") tmos+=($((${t:-$DEFAULT_TIMEOUT} * TIMEOUT_SCALE)))
+	# the leading comment block: the lines up to the first that is no comment
+	hdr=$(sed -n '/^#/!q; p' "$TOP/$f")
+	SKIP_OK[$n]=$(sed -n 's/^# *skip-ok: *//p' <<< "$hdr")
+	EXPECT_WARN[$n]=$(sed -n 's/^# *expect-warn: *//p' <<< "$hdr" | head -1)
 done
 [ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
 say "$KVER: ${#names[@]} test(s): ${names[*]}"
@@ -162,19 +175,60 @@ finish_test() {		# NAME RESULT(ok|fail|skip) REASON TIME
 	echo "$line"
 }
 
+# A skip whose reason matches one of the test's "# skip-ok:" EREs.
+skip_declared() {	# NAME REASON
+	local re
+
+	while IFS= read -r re; do
+		[ -n "$re" ] && grep -Eq -- "$re" <<< "$2" && return 0
+	done <<< "${SKIP_OK[$1]:-}"
+	return 1
+}
+
 # ---- console parser (one boot) ----
 # Per line: START opens a test's segment, which runs until the next START or OCQ-DONE;
 # the TAP line gives the verdict; kernel lines in the segment may overturn it.
+# A kernel line comes twice: on the console as it is logged ("[" lines) and in the
+# copy of the kernel log the guest prints after the test ("# kmsg: " lines).  The
+# declared WARNING is counted in the copy only; in each stream its trace, up to
+# "---[ end trace", is passed over (p_wtrace: "con", "kmsg", or both).
 p_init=0 p_done=0 p_cur="" p_start=0 p_tap="" p_reason="" p_time="" p_bad="" p_boot_bad=""
+p_warns=0 p_wtrace=""
 close_segment() {
-	local r=$p_tap reason=$p_reason
+	local r=$p_tap reason=$p_reason want=${EXPECT_WARN[$p_cur]:-}
 
 	[ -n "$p_cur" ] || return 0
 	if [ -n "$p_bad" ]; then
 		r=fail reason="kernel: $p_bad"
+	elif [ -n "$want" ] && [ "$p_warns" != 1 ]; then
+		reason="the WARNING declared by expect-warn /$want/ came $p_warns times, not once${reason:+; $reason}"
+		r=fail
+	fi
+	if [ "$r" = skip ] && ! skip_declared "$p_cur" "$reason"; then
+		r=fail reason="undeclared skip (no skip-ok line matches): $reason"
 	fi
 	finish_test "$p_cur" "$r" "$reason" "$p_time"
-	p_cur="" p_tap="" p_reason="" p_time="" p_bad=""
+	p_cur="" p_tap="" p_reason="" p_time="" p_bad="" p_warns=0 p_wtrace=""
+}
+
+# A kernel line of the current test's segment (STREAM con or kmsg, LINE without the
+# "# kmsg: " prefix): count the declared WARNING, pass over its trace, keep the
+# first other bad line.
+kernel_line() {	# STREAM LINE
+	local want=${EXPECT_WARN[$p_cur]:-}
+
+	if [[ " $p_wtrace " == *" $1 "* ]]; then
+		[[ $2 == *"---[ end trace"* ]] && p_wtrace=${p_wtrace//$1/}
+		return
+	fi
+	if [ -n "$want" ] && [[ $2 == *WARNING:* ]] && grep -Eq -- "$want" <<< "$2"; then
+		[ "$1" = kmsg ] && p_warns=$((p_warns + 1))
+		p_wtrace+=" $1"
+		return
+	fi
+	if [ -z "$p_bad" ] && [[ $2 =~ $BAD_RE ]]; then
+		p_bad=$2
+	fi
 }
 parse_line() {
 	local l=${1%$'\r'} kernel=0
@@ -211,9 +265,8 @@ parse_line() {
 	*"ok "[0-9]*" $p_cur"|*"ok "[0-9]*" $p_cur"\[*) p_tap=ok p_reason="" ;;
 	esac
 	case $l in
-	"# kmsg: "*|\[*) if [ $kernel = 1 ] && [ -z "$p_bad" ] && [[ $l =~ $BAD_RE ]]; then
-		p_bad=${l#\# kmsg: }
-	   fi ;;
+	"# kmsg: "*) kernel_line kmsg "${l#\# kmsg: }" ;;
+	\[*) kernel_line con "$l" ;;
 	esac
 }
 
@@ -258,7 +311,7 @@ while [ ${#todo[@]} -gt 0 ]; do
 	# A second archive appended to the first: the kernel unpacks both.
 	vm_initrd "$B/initramfs.cpio.gz" "$d" "$d/initrd" tests.list tests.start
 	vm_start "$d/initrd" "$log" "$LOGDIR/qemu-$boot.err"
-	p_init=0 p_done=0 p_cur="" p_bad="" p_boot_bad=""
+	p_init=0 p_done=0 p_cur="" p_bad="" p_boot_bad="" p_warns=0 p_wtrace=""
 	off=0 why="" b0=$(date +%s)
 	while :; do
 		alive=1
