@@ -652,6 +652,47 @@ static int fake_bad_helpers(struct fake_dev *fdev, struct fake_ktap *k)
 	return 0;
 }
 
+/* An allocation of a CQ with a bad poll context: -EINVAL, as ib_core's. */
+static void fake_bad_ctx_result(struct fake_ktap *k, struct ib_device *dev,
+				const char *name, struct ib_cq *cq, bool pooled)
+{
+	if (!IS_ERR(cq) && pooled) {
+		ib_ocq_cq_pool_put(cq, fake_params.cqe);
+		ib_ocq_cq_pool_destroy(dev);
+	} else if (!IS_ERR(cq)) {
+		ib_ocq_free_cq(cq);
+	}
+	fake_bad_expect(k, name, PTR_ERR_OR_ZERO(cq), -EINVAL);
+}
+
+/*
+ * An unknown poll context is -EINVAL, as from ib_alloc_cq() and
+ * ib_cq_pool_get(); so is IB_POLL_DIRECT for a pool, which has none.
+ */
+static void fake_bad_poll_ctx(struct fake_dev *fdev, struct fake_ktap *k)
+{
+	enum ib_poll_context bad = IB_POLL_DIRECT + 1;
+	struct ib_device *dev = &fdev->ibdev;
+	unsigned int n = fake_params.cqe;
+
+	fdev->sem = 0;
+	fdev->ring = 0;
+	fake_bad_ctx_result(k, dev, "alloc_cq_bad_poll_ctx",
+			    ib_ocq_alloc_cq(dev, NULL, fake_params.cqe, 0, bad,
+					    NULL),
+			    false);
+	fake_bad_ctx_result(k, dev, "alloc_cq_any_bad_poll_ctx",
+			    ib_ocq_alloc_cq_any(dev, NULL, fake_params.cqe, bad,
+						NULL),
+			    false);
+	fake_bad_ctx_result(k, dev, "pool_get_bad_poll_ctx",
+			    ib_ocq_cq_pool_get(dev, n, -1, bad, NULL), true);
+	fake_bad_ctx_result(k, dev, "pool_get_direct",
+			    ib_ocq_cq_pool_get(dev, fake_params.cqe, -1,
+					       IB_POLL_DIRECT, NULL),
+			    true);
+}
+
 /*
  * fake_bad_attr: every bad argument of the allocation and the helpers is
  * -EINVAL, without a warning (the guest panics on one), and the limits
@@ -661,5 +702,6 @@ int fake_run_bad_attr(const struct fake_scenario *sc, struct fake_dev *fdev,
 		      struct fake_ktap *k)
 {
 	fake_bad_allocs(fdev, k);
+	fake_bad_poll_ctx(fdev, k);
 	return fake_bad_helpers(fdev, k);
 }

@@ -13,6 +13,8 @@
 #include <linux/kthread.h>
 #include <linux/log2.h>
 #include <linux/module.h>
+#include <linux/preempt.h>
+#include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
@@ -23,18 +25,130 @@
 
 atomic_t fake_objects = ATOMIC_INIT(0);
 
+/* --- calls done() must not run inside --- */
+
+/* a slot being claimed: never a task, so never current */
+#define FAKE_INSIDE_CLAIMED ((struct task_struct *)1)
+
+/**
+ * struct fake_inside - a call in progress that done() must not run inside
+ * @task: the task (in an interrupt: the one it interrupted) that is inside
+ *	the call; NULL for a free slot (A)
+ * @pc: preempt_count() when the call began (written by @task before @task)
+ * @irq: the call began in_interrupt() (written by @task before @task)
+ */
+struct fake_inside {
+	struct task_struct *task;
+	unsigned int pc;
+	bool irq;
+};
+
+static struct fake_inside fake_insides[FAKE_INSIDE_SLOTS];
+/* slots in use: done() looks at them only while there are any (A) */
+static atomic_t fake_inside_nr = ATOMIC_INIT(0);
+
+/**
+ * fake_inside_enter - the current task enters a call done() must not run in
+ *
+ * Context: any context; done() of the same task, nested in the call, is
+ * found by fake_inside_nested() until fake_inside_exit().
+ * Return: the slot to pass to fake_inside_exit(), or -1 if all were taken
+ * (the call then goes unwatched).
+ */
+int fake_inside_enter(void)
+{
+	int i;
+
+	for (i = 0; i < FAKE_INSIDE_SLOTS; i++) {
+		if (cmpxchg(&fake_insides[i].task, NULL, FAKE_INSIDE_CLAIMED))
+			continue;
+		WRITE_ONCE(fake_insides[i].pc, preempt_count());
+		WRITE_ONCE(fake_insides[i].irq, in_interrupt());
+		/* only this task compares @task with itself: program order */
+		WRITE_ONCE(fake_insides[i].task, current);
+		atomic_inc(&fake_inside_nr);
+		return i;
+	}
+	return -1;
+}
+
+/**
+ * fake_inside_exit - the call of fake_inside_enter()'s @slot returns
+ * @slot: what fake_inside_enter() returned
+ *
+ * Context: the context of the fake_inside_enter() call.
+ */
+void fake_inside_exit(int slot)
+{
+	if (slot < 0)
+		return;
+	atomic_dec(&fake_inside_nr);
+	/* pairs with the cmpxchg() of the next fake_inside_enter() */
+	smp_store_release(&fake_insides[slot].task, NULL);
+}
+
+/*
+ * Whether a done() of the task of a call that began with @in is nested in
+ * that call itself, rather than in an interrupt that arrived meanwhile.
+ * A call that began in an interrupt: nothing else runs in that context
+ * until it ends, and the end of an interrupt does not run softirqs inside
+ * one.  On PREEMPT_RT the end of an interrupt never runs softirqs (the
+ * softirq threads do).  Otherwise a task with softirqs enabled may be
+ * interrupted, and the interrupt's end runs pending softirqs on top of it;
+ * a local_bh_enable() inside the call that runs them keeps preemption
+ * disabled once more while they run (__local_bh_enable_ip()), which the
+ * interrupt's end does not.  (The handler's own path holds no preemption
+ * count while interrupts are on: PREEMPT_RCU, as on Debian's and the
+ * debug kernel.)
+ */
+static bool fake_inside_inline(const struct fake_inside *in)
+{
+	if (READ_ONCE(in->irq) || IS_ENABLED(CONFIG_PREEMPT_RT))
+		return true;
+	return (preempt_count() & PREEMPT_MASK) >
+	       (READ_ONCE(in->pc) & PREEMPT_MASK);
+}
+
+/**
+ * fake_inside_nested - whether done() runs inside a watched call
+ *
+ * Context: any context.
+ * Return: true if the current task is inside a completion handler call of
+ * the fake provider or a watched ib_ocq_resume(), and the caller runs
+ * nested in that call (see fake_inside_inline()).
+ */
+bool fake_inside_nested(void)
+{
+	int i;
+
+	if (!atomic_read(&fake_inside_nr))
+		return false;
+	for (i = 0; i < FAKE_INSIDE_SLOTS; i++)
+		if (READ_ONCE(fake_insides[i].task) == current &&
+		    fake_inside_inline(&fake_insides[i]))
+			return true;
+	return false;
+}
+
 /* --- the fake provider: events --- */
 
-/* Call the completion handler, counting what it finds. */
+/*
+ * Call the completion handler, counting what it finds; done() must not run
+ * inside the call (fake_inside_nested()).
+ */
 void fake_callback(struct fake_cq *fcq)
 {
+	int slot;
+
 	if (atomic_inc_return(&fcq->in_cb) > 1)
 		atomic_long_inc(&fcq->overlaps);
 	atomic_long_inc(&fcq->callbacks);
 	/* racy on purpose: a sample of the CQ as the handler finds it */
 	if (READ_ONCE(fcq->head) == READ_ONCE(fcq->tail))
 		atomic_long_inc(&fcq->empty_callbacks);
+	slot = fake_inside_enter();
 	fcq->ibcq.comp_handler(&fcq->ibcq, fcq->ibcq.cq_context);
+	fake_inside_exit(slot);
 	atomic_dec(&fcq->in_cb);
 }
 

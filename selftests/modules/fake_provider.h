@@ -226,7 +226,18 @@ static inline struct fake_dev *to_fake_dev(struct ib_device *ibdev)
 	return container_of(ibdev, struct fake_dev, ibdev);
 }
 
+/*
+ * Calls that a done() must never run inside: the provider's completion
+ * handler calls, and a task's ib_ocq_resume() (a host that ran its softirq
+ * at a local_bh_enable() of its own ran done() there, under whatever lock
+ * the caller holds).  Each call in progress holds one of these slots.
+ */
+#define FAKE_INSIDE_SLOTS 64
+
 struct fake_dev *fake_dev_alloc(const struct ib_device_ops *ops);
+int fake_inside_enter(void);
+void fake_inside_exit(int slot);
+bool fake_inside_nested(void);
 void fake_callback(struct fake_cq *fcq);
 void fake_direct(struct fake_cq *fcq);
 void fake_cq_quiesce(struct fake_cq *fcq);

@@ -107,6 +107,19 @@ static bool fake_in_promised_ctx(struct fake_run *r)
 	return ocq_test_in_ctx(r->poll_ctx, fake_is_poller(r));
 }
 
+/*
+ * ib_ocq_resume(); from a task, done() must not run inside the call (a host
+ * that ran its softirq at a local_bh_enable() of the call would run it
+ * there): fake_inside_nested() watches it.
+ */
+static void fake_resume(struct fake_run *r)
+{
+	int slot = in_task() ? fake_inside_enter() : -1;
+
+	ib_ocq_resume(r->ocq);
+	fake_inside_exit(slot);
+}
+
 /* What done() checks and does, for an OCQ's done() or a helper's consumer. */
 void fake_deliver(struct fake_run *r, struct fake_req *req)
 {
@@ -119,6 +132,10 @@ void fake_deliver(struct fake_run *r, struct fake_req *req)
 		fake_violation(r, FAKE_V_CONCURRENT, "done() concurrent", req);
 	if (fake_params.poll_ctx && r->ocq && !fake_in_promised_ctx(r))
 		fake_violation(r, FAKE_V_CONTEXT, "done() in the wrong context",
+			       req);
+	if (r->ocq && fake_inside_nested())
+		fake_violation(r, FAKE_V_CONTEXT,
+			       "done() inside a handler or a task's resume",
 			       req);
 	if (READ_ONCE(r->freed))
 		fake_violation(r, FAKE_V_AFTER_FREE, "done() after free", req);
@@ -136,7 +153,7 @@ void fake_deliver(struct fake_run *r, struct fake_req *req)
 	/* fake_pause_resume, postponed arm: the consumer arms when it likes */
 	if ((r->attr.flags & IB_OCQ_POSTPONE_ARM) &&
 	    !(atomic_long_read(&r->delivered) % FAKE_CONSUMER_ARM))
-		ib_ocq_resume(r->ocq);
+		fake_resume(r);
 	atomic_long_inc(&r->delivered);
 	/* the request is reused after this: pairs with fake_has_credit() */
 	atomic_inc_return_release(&f->completed);
@@ -333,7 +350,7 @@ static int fake_pauser(void *arg)
 			atomic_long_inc(&r->pause_calls);
 			usleep_range(FAKE_PAUSE_MIN_US, 2 * FAKE_PAUSE_MIN_US);
 		}
-		ib_ocq_resume(r->ocq);
+		fake_resume(r);
 	}
 	return 0;
 }
@@ -713,7 +730,7 @@ static int fake_free_injected(struct fake_run *r)
 	 * schedule real runs, and an abrupt cycle's backlog is being
 	 * dispatched.  destroy_cq stops the injector.
 	 */
-	ib_ocq_resume(r->ocq);
+	fake_resume(r);
 	return 0;
 }
 
@@ -905,7 +922,7 @@ static void fake_stream_body(struct fake_run *r, bool expect_stall,
 	if (!ok)
 		fake_print_stall(r);
 	if (fake_pauser_stop(r))
-		ib_ocq_resume(r->ocq);
+		fake_resume(r);
 	fake_producers_stop(r);
 	if (!ok && expect_stall) {
 		pr_info("# %s: stalled after %u ms with %ld of %llu delivered; a late event\n",
@@ -925,7 +942,7 @@ static void fake_stream_body(struct fake_run *r, bool expect_stall,
 		return;
 	}
 	if (r->attr.flags & IB_OCQ_POSTPONE_ARM)
-		ib_ocq_resume(r->ocq); /* the explicit "arm now" */
+		fake_resume(r); /* the explicit "arm now" */
 	if (ok && !(r->fcq->sem & FAKE_PERPETUAL))
 		fake_check(r, fake_wait_armed(r->fcq, fake_params.stall_ms),
 			   "ends empty and armed");

@@ -97,12 +97,19 @@
  *	postponed: each drain returns within two leases, after its QP's
  *	completions; with a flow_key by request too.
  *
- * poll_ctx= (fake_weak only): the OCQ comes from ib_ocq_alloc_cq() with that
- * poll context (workqueue, unbound, softirq or direct), and done() also checks
- * that it runs where the context promises: a workqueue worker (unbound: one
- * not bound to a CPU), the softirq, or (direct) one of %FAKE_POLLERS kthreads
- * calling ib_ocq_process_cq_direct() side by side.  Direct refuses
+ * poll_ctx= (fake_weak; fake_pause_resume with softirq only): the OCQ comes
+ * from ib_ocq_alloc_cq() with that poll context (workqueue, unbound, softirq
+ * or direct), and done() also checks that it runs where the context
+ * promises: a workqueue worker (unbound: one not bound to a CPU), the
+ * softirq, or (direct) one of %FAKE_POLLERS kthreads calling
+ * ib_ocq_process_cq_direct() side by side.  Direct refuses
  * %IB_OCQ_PARALLEL: that subtest checks the -EINVAL.
+ *
+ * In every scenario whose done() is fake_deliver()'s, done() also checks
+ * that it does not run inside a call of the provider's completion handler
+ * nor inside an ib_ocq_resume() of a task (fake_inside_nested()): a host
+ * must only schedule the run there, as ib_cq's softirq does, for the caller
+ * may hold locks that done() takes (a provider its CQ lock).
  *
  * Every pushed completion may also land late (see fake_cq_push()), so that
  * arming often finds entries pending, as when a completion races with the
@@ -182,7 +189,7 @@ module_param_named(duration_s, fake_params.duration_s, uint, 0444);
 MODULE_PARM_DESC(duration_s, "soak: how long to run, in seconds");
 
 module_param_named(poll_ctx, fake_params.poll_ctx, charp, 0444);
-MODULE_PARM_DESC(poll_ctx, "fake_weak: workqueue, unbound, softirq or direct");
+MODULE_PARM_DESC(poll_ctx, "fake_weak: any ctx; fake_pause_resume: softirq");
 
 /* --- per-scenario checks --- */
 
@@ -527,15 +534,20 @@ static int fake_check_params(void)
 	return 0;
 }
 
-/* poll_ctx=, for fake_weak only; -EINVAL for anything else. */
+/*
+ * poll_ctx=, for fake_weak, and for fake_pause_resume on softirq (a task's
+ * resumes); -EINVAL for anything else.
+ */
 static int fake_parse_poll_ctx(const struct fake_scenario *sc)
 {
 	int i;
 
 	if (!fake_params.poll_ctx)
 		return 0;
-	if (strcmp(sc->name, "fake_weak")) {
-		pr_err("poll_ctx= is for fake_weak\n");
+	if (strcmp(sc->name, "fake_weak") &&
+	    (strcmp(sc->name, "fake_pause_resume") ||
+	     strcmp(fake_params.poll_ctx, "softirq"))) {
+		pr_err("poll_ctx= is for fake_weak (fake_pause_resume: softirq)\n");
 		return -EINVAL;
 	}
 	i = ocq_test_poll_ctx(fake_params.poll_ctx);
