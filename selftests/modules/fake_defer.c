@@ -10,13 +10,20 @@
  * (%IB_OCQ_DEFER_DIM) single completions are never deferred, each comes
  * through its event, pairs stop deferring once a deferral of one did not
  * pay, triples defer again once runs of them halved the threshold,
- * and bursts are deferred.
+ * and bursts are deferred; the delay it picks (defer_usecs_now, in the
+ * OCQ's debugfs info) starts at its first profile's, is what the timer
+ * waits, and moves under a changing load.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/atomic.h>
 #include <linux/delay.h>
+#include <linux/dim.h>
+#include <linux/fs.h>
 #include <linux/jiffies.h>
+#include <linux/ktime.h>
+#include <linux/seq_file.h>
+#include <linux/uio.h>
 #include <linux/math64.h>
 #include <linux/slab.h>
 #include <linux/string.h>
@@ -78,6 +85,8 @@
  * @failures: failed checks (A)
  * @reports: failures printed (A)
  * @freed: ib_ocq_free() returned (A)
+ * @last_done: when the last done() ran (D; read by the test once it saw
+ *	that done()'s release of its flow's @completed)
  * @wq: the test waits here for done() calls
  */
 struct fake_dfr {
@@ -95,6 +104,7 @@ struct fake_dfr {
 	atomic_t failures;
 	atomic_t reports;
 	bool freed;
+	ktime_t last_done;
 	wait_queue_head_t wq;
 };
 
@@ -141,6 +151,7 @@ static void fake_dfr_done(struct ib_cq *cq, struct ib_wc *wc)
 		h->next_pos = req->pos + 1;
 	}
 	atomic_dec(inside);
+	WRITE_ONCE(h->last_done, ktime_get());
 	/* the request is reused after this: pairs with fake_dfr_room() */
 	atomic_inc_return_release(&f->completed);
 	atomic_long_inc(&h->delivered);
@@ -569,6 +580,280 @@ static void fake_dfr_dim(struct fake_dfr *h, struct fake_dev *fdev,
 	fake_dfr_free(h);
 }
 
+/*
+ * (f) software DIM's delay, on an OCQ of its own: the delay in force is
+ * defer_usecs_now in the OCQ's debugfs info, which DIM moves between a
+ * ninth of &ib_ocq_attr.defer_usecs (its first profile, where it starts)
+ * and all of it.  The info file is found by the CQ's id: the directory is
+ * ocq<id>-<device>-cq<CQ id>.
+ */
+#define FAKE_DFR_DEBUGFS "/sys/kernel/debug/ib_ocq"
+
+/**
+ * struct fake_dfr_dir - looks for one OCQ's debugfs directory
+ * @ctx: iterate_dir()'s
+ * @suffix: "-cq<CQ id>"
+ * @name: the directory found
+ * @found: directories that matched
+ */
+struct fake_dfr_dir {
+	struct dir_context ctx;
+	char suffix[16];
+	char name[64];
+	unsigned int found;
+};
+
+static bool fake_dfr_dirent(struct dir_context *ctx, const char *name, int len,
+			    loff_t pos, u64 ino, unsigned int type)
+{
+	struct fake_dfr_dir *d = container_of(ctx, struct fake_dfr_dir, ctx);
+	int n = strlen(d->suffix);
+
+	if (len > n && len < sizeof(d->name) && !strncmp(name, "ocq", 3) &&
+	    !memcmp(name + len - n, d->suffix, n)) {
+		memcpy(d->name, name, len);
+		d->name[len] = '\0';
+		d->found++;
+	}
+	return true;
+}
+
+/* The path of @h's OCQ's info file: 0, or -errno (-ENOENT: not one). */
+static int fake_dfr_info_path(struct fake_dfr *h, char *path, size_t size)
+{
+	struct fake_dfr_dir d = { .ctx.actor = fake_dfr_dirent };
+	struct file *dir;
+	int ret;
+
+	snprintf(d.suffix, sizeof(d.suffix), "-cq%u",
+		 ib_ocq_cq(h->ocq)->res.id);
+	dir = filp_open(FAKE_DFR_DEBUGFS, O_RDONLY | O_DIRECTORY, 0);
+	if (IS_ERR(dir))
+		return PTR_ERR(dir);
+	ret = iterate_dir(dir, &d.ctx);
+	filp_close(dir, NULL);
+	if (!ret && d.found != 1)
+		ret = -ENOENT;
+	if (!ret)
+		snprintf(path, size, FAKE_DFR_DEBUGFS "/%s/info", d.name);
+	else
+		pr_info("# dim_delay: no single %s/ocq*%s: %d, %u found\n",
+			FAKE_DFR_DEBUGFS, d.suffix, ret, d.found);
+	return ret;
+}
+
+/*
+ * Read the debugfs seq_file @f into @buf: kernel_read() wants a read_iter,
+ * which debugfs' proxy does not offer on these kernels, so the seq_file
+ * behind it (its private_data, as single_open() set it) is read directly.
+ */
+static ssize_t fake_dfr_read(struct file *f, char *buf, size_t size)
+{
+	struct kvec kv = { .iov_base = buf, .iov_len = size };
+	struct iov_iter iter;
+	struct kiocb kiocb;
+
+	init_sync_kiocb(&kiocb, f);
+	iov_iter_kvec(&iter, READ, &kv, 1, size);
+	return seq_read_iter(&kiocb, &iter);
+}
+
+/* defer_usecs_now of the info file at @path, or -1 */
+static long fake_dfr_delay_now(const char *path)
+{
+	static const char key[] = "\ndefer_usecs_now ";
+	unsigned int usecs;
+	struct file *f;
+	long ret = -1;
+	ssize_t n;
+	char *buf;
+
+	buf = kzalloc(PAGE_SIZE, GFP_KERNEL);
+	if (!buf)
+		return -1;
+	f = filp_open(path, O_RDONLY, 0);
+	if (!IS_ERR(f)) {
+		n = fake_dfr_read(f, buf, PAGE_SIZE - 1);
+		filp_close(f, NULL);
+		if (n > 0 && strstr(buf, key) &&
+		    sscanf(strstr(buf, key) + strlen(key), "%u", &usecs) == 1)
+			ret = usecs;
+	}
+	if (ret < 0)
+		pr_info("# dim_delay: no defer_usecs_now in %s\n", path);
+	kfree(buf);
+	return ret;
+}
+
+/* &ib_ocq_attr.defer_usecs of the delay's OCQ, and its empty polls */
+#define FAKE_DFR_DELAY_USECS IB_OCQ_MAX_DEFER_USECS
+#define FAKE_DFR_DELAY_POLLS 2
+/* RDMA DIM's profiles: the delay of profile ix is USECS * (ix + 1) / this */
+#define FAKE_DFR_DELAY_STEPS RDMA_DIM_PARAMS_NUM_PROFILES
+/* rounds whose probe times the delay; OCQ_BATCH, which always defers */
+#define FAKE_DFR_DELAY_ROUNDS 16
+#define FAKE_DFR_DELAY_BATCH 16
+/* how long a round waits for its deferral to show in the counters */
+#define FAKE_DFR_DELAY_WAIT_MS 100
+
+/* The delay of DIM profile @ix. */
+static unsigned int fake_dfr_profile_usecs(unsigned int ix)
+{
+	return max(1U, FAKE_DFR_DELAY_USECS * (ix + 1) / FAKE_DFR_DELAY_STEPS);
+}
+
+/* Whether @usecs is the delay of a DIM profile. */
+static bool fake_dfr_is_profile(long usecs)
+{
+	unsigned int ix;
+
+	for (ix = 0; ix < FAKE_DFR_DELAY_STEPS; ix++)
+		if (usecs == fake_dfr_profile_usecs(ix))
+			return true;
+	return false;
+}
+
+/* Wait until the OCQ counted more than @defers deferrals; false if not. */
+static bool fake_dfr_deferred_since(struct fake_dfr *h, u64 defers)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(FAKE_DFR_DELAY_WAIT_MS);
+
+	while (fake_dfr_defers(h) == defers) {
+		if (time_after(jiffies, end))
+			return false;
+		usleep_range(20, 40);
+	}
+	return true;
+}
+
+/*
+ * One timed round: a batch, whose run defers the arm after its last
+ * done(); then, once the deferral shows, a probe, which lands on the
+ * unarmed CQ and waits for the timer's run.  The probe's done() comes the
+ * delay in force after the batch's last done() at least.  A round in which
+ * the batch did not defer, or an event brought the probe (the CQ was armed
+ * again first), times nothing: 0 in *@us.
+ */
+static bool fake_dfr_delay_round(struct fake_dfr *h, s64 *us)
+{
+	struct ib_ocq_stats s0, s1;
+	ktime_t batch_done;
+	bool armed;
+
+	*us = 0;
+	fake_dfr_stats(h, &s0);
+	if (!fake_dfr_check(h, fake_dfr_push_n(h, FAKE_DFR_DELAY_BATCH),
+			    "a batch delivered"))
+		return false;
+	/* pairs with the release in fake_dfr_done() */
+	atomic_read_acquire(&h->qps[(h->pushed - 1) % FAKE_DFR_QPS].completed);
+	batch_done = READ_ONCE(h->last_done);
+	if (!fake_dfr_deferred_since(h, s0.defers)) {
+		armed = fake_wait_armed(h->fcq, fake_params.stall_ms);
+		return fake_dfr_check(h, armed, "the CQ armed after a batch");
+	}
+	fake_dfr_stats(h, &s1);
+	if (!fake_dfr_check(h, fake_dfr_push_n(h, 1), "a probe delivered"))
+		return false;
+	atomic_read_acquire(&h->qps[(h->pushed - 1) % FAKE_DFR_QPS].completed);
+	fake_dfr_stats(h, &s0);
+	if (s0.events == s1.events)
+		*us = ktime_us_delta(READ_ONCE(h->last_done), batch_done);
+	return fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			      "the CQ armed after a probe");
+}
+
+/*
+ * Rounds of @n completions, %FAKE_DIM_PHASE of each size from one up to
+ * %FAKE_DFR_DELAY_BATCH, until the delay in force differs from @start:
+ * the completions per event and per millisecond grow from one of DIM's
+ * samples to the next, which it answers with a step to the right.  The
+ * delay in force, or -1.
+ */
+static long fake_dfr_delay_drive(struct fake_dfr *h, const char *path,
+				 long start)
+{
+	long now = start;
+	bool deferred;
+	unsigned int i;
+	u32 n;
+
+	for (i = 0; now == start && i < FAKE_DIM_PHASES * FAKE_DIM_PHASE; i++) {
+		n = min(1U << (i / FAKE_DIM_PHASE), FAKE_DFR_DELAY_BATCH);
+		if (!fake_dfr_round(h, n, &deferred))
+			return -1;
+		now = fake_dfr_delay_now(path);
+	}
+	pr_info("# dim_delay: defer_usecs_now %ld after %u rounds\n", now, i);
+	return now;
+}
+
+/*
+ * (f): the delay starts at DIM's first profile's; the timer waits the
+ * delay in force (a probe behind a deferred batch comes through it no
+ * sooner, and, one round at least, sooner than the ceiling would allow);
+ * DIM moves it under a changing load, to another profile's.
+ */
+static void fake_dfr_dim_delay(struct fake_dfr *h, struct fake_dev *fdev,
+			       const struct fake_scenario *sc,
+			       struct fake_ktap *k)
+{
+	s64 us, shortest = S64_MAX;
+	unsigned int i, timed = 0;
+	struct ib_ocq_stats s;
+	long start = -1, now;
+	char path[128];
+	bool ok;
+
+	fake_dfr_reset(h, IB_OCQ_STRICT, IB_POLL_WORKQUEUE);
+	h->flags = IB_OCQ_DEFER_DIM;
+	if (fake_dfr_create(h, fdev, sc, FAKE_DFR_DELAY_USECS,
+			    FAKE_DFR_DELAY_POLLS)) {
+		fake_result(k, false, "dim_delay_starts_low",
+			    "ib_ocq_alloc() failed");
+		return;
+	}
+	ok = fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the new CQ is armed") &&
+	     !fake_dfr_info_path(h, path, sizeof(path));
+	if (ok)
+		start = fake_dfr_delay_now(path);
+	pr_info("# dim_delay: defer_usecs_now %ld at the start, defer_usecs %u\n",
+		start, FAKE_DFR_DELAY_USECS);
+	ok = ok && fake_dfr_check(h, start == fake_dfr_profile_usecs(0),
+				  "the delay starts at DIM's first profile's");
+	fake_result(k, ok, "dim_delay_starts_low", NULL);
+
+	for (i = 0; ok && i < FAKE_DFR_DELAY_ROUNDS; i++) {
+		ok = fake_dfr_delay_round(h, &us);
+		now = fake_dfr_delay_now(path);
+		if (!ok || !us)
+			continue;
+		timed++;
+		shortest = min(shortest, us);
+		ok = fake_dfr_check(h, us >= min(start, now),
+				    "the probe waited the delay in force");
+		if (!ok)
+			pr_info("# dim_delay: the probe came %lld us after the batch, the delay %ld us\n",
+				us, min(start, now));
+	}
+	pr_info("# dim_delay: %u of %u rounds timed, the shortest %lld us\n",
+		timed, i, timed ? shortest : 0);
+	ok = ok && fake_dfr_check(h, timed, "a round timed the delay") &&
+	     fake_dfr_check(h, shortest < FAKE_DFR_DELAY_USECS,
+			    "the timer waits the delay, not the ceiling");
+	fake_result(k, ok, "dim_delay_timer", ok ? NULL : "after a failure");
+
+	now = ok ? fake_dfr_delay_drive(h, path, start) : -1;
+	fake_dfr_stats(h, &s);
+	ok = ok && fake_dfr_check(h, now != start, "DIM moved the delay") &&
+	     fake_dfr_check(h, fake_dfr_is_profile(now),
+			    "to another profile's delay") &&
+	     fake_dfr_all_ok(h, &s);
+	fake_result(k, ok, "dim_delay_moves", ok ? NULL : "after a failure");
+	fake_dfr_free(h);
+}
+
 /* A short stream in another poll context: delivered, deferred, armed. */
 static void fake_dfr_ctx(struct fake_dfr *h, struct fake_dev *fdev,
 			 const struct fake_scenario *sc,
@@ -828,6 +1113,7 @@ int fake_run_defer(const struct fake_scenario *sc, struct fake_dev *fdev,
 	fake_dfr_ctx(h, fdev, sc, IB_POLL_UNBOUND_WORKQUEUE, "unbound_defer",
 		     k);
 	fake_dfr_dim(h, fdev, sc, k);
+	fake_dfr_dim_delay(h, fdev, sc, k);
 	fake_dfr_attrs_run(fdev, k);
 	fake_dfr_teardown(h, fdev, sc, k);
 	fake_dfr_pool(fdev, k);

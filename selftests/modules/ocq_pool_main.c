@@ -26,6 +26,10 @@
  *	and their room put back, a pool_get() on vector 0 gets the same CQ
  *	again (the room came back), and is put back too.  The pooled CQs stay
  *	until the device goes away (the script checks that).
+ * attrs: the pool shares a CQ only between gets that ask for the same
+ *	&struct ib_ocq_attr.  Two gets with the same attributes share a CQ
+ *	(the control: the pool does share); a get that differs from them in
+ *	one attribute, each attribute in turn, gets another CQ.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -66,7 +70,7 @@
 
 static char *test = "pool";
 module_param(test, charp, 0444);
-MODULE_PARM_DESC(test, "alloc_any or pool");
+MODULE_PARM_DESC(test, "alloc_any, attrs or pool");
 
 static unsigned int msgs = 400;
 module_param(msgs, uint, 0444);
@@ -611,6 +615,136 @@ static int pt_run_alloc_any(void)
 	return 0;
 }
 
+/* attrs: two process() steps that differ, for the pool to tell apart */
+static atomic_t pt_processed[2];
+
+static void pt_process_a(struct ib_cq *cq, struct ib_wc *wc)
+{
+	atomic_inc(&pt_processed[0]);
+}
+
+static void pt_process_b(struct ib_cq *cq, struct ib_wc *wc)
+{
+	atomic_inc(&pt_processed[1]);
+}
+
+static u32 pt_flow_key(struct ib_cq *cq, const struct ib_wc *wc)
+{
+	return wc->qp ? wc->qp->qp_num : 0;
+}
+
+/* attrs: the period of the deferral and of the suspension asked for */
+#define PT_ATTR_USECS 100
+/* attrs: the room each get takes */
+#define PT_ATTR_CQE 1
+
+/**
+ * struct pt_attr_case - attributes the pool must keep apart
+ * @name: the attribute that differs
+ * @same: what two gets ask for: they share a CQ
+ * @other: @same but for that attribute: a CQ of its own
+ */
+struct pt_attr_case {
+	const char *name;
+	struct ib_ocq_attr same;
+	struct ib_ocq_attr other;
+};
+
+/* One case per field of struct ib_ocq_attr. */
+static const struct pt_attr_case pt_attr_cases[] = {
+	{ .name = "mode",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other.mode = IB_OCQ_STRICT },
+	{ .name = "policy",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .policy = IB_ARM_DOUBLE_POLL } },
+	{ .name = "flags",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .flags = IB_OCQ_POSTPONE_ARM } },
+	{ .name = "budget",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .budget = 64 } },
+	{ .name = "nr_domains",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .nr_domains = 1 } },
+	{ .name = "watchdog_ms",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .watchdog_ms = 1000 } },
+	{ .name = "pause_ms",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .pause_ms = 100 } },
+	{ .name = "flow_key",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .flow_key = pt_flow_key } },
+	{ .name = "process",
+	  .same = { .mode = IB_OCQ_PARALLEL, .process = pt_process_a },
+	  .other = { .mode = IB_OCQ_PARALLEL, .process = pt_process_b } },
+	{ .name = "defer_usecs",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .defer_usecs = PT_ATTR_USECS } },
+	{ .name = "defer_polls",
+	  .same = { .mode = IB_OCQ_FLOW, .defer_usecs = PT_ATTR_USECS },
+	  .other = { .mode = IB_OCQ_FLOW,
+		     .defer_usecs = PT_ATTR_USECS,
+		     .defer_polls = 3 } },
+	{ .name = "suspend_usecs",
+	  .same.mode = IB_OCQ_FLOW,
+	  .other = { .mode = IB_OCQ_FLOW, .suspend_usecs = PT_ATTR_USECS } },
+};
+
+static struct ib_cq *pt_attr_get(const struct ib_ocq_attr *attr)
+{
+	return ib_ocq_cq_pool_get(pt_dev, PT_ATTR_CQE, 0, IB_POLL_WORKQUEUE,
+				  attr);
+}
+
+static void pt_attr_put(struct ib_cq *cq)
+{
+	if (!IS_ERR(cq))
+		ib_ocq_cq_pool_put(cq, PT_ATTR_CQE);
+}
+
+/*
+ * One case, on vector 0: two gets of @c->same share a CQ, and a get of
+ * @c->other does not get that CQ.  The room is put back.
+ */
+static bool pt_attr_apart(const struct pt_attr_case *c)
+{
+	struct ib_cq *a = pt_attr_get(&c->same);
+	struct ib_cq *b = pt_attr_get(&c->same);
+	struct ib_cq *o = pt_attr_get(&c->other);
+	bool ok = !IS_ERR(a) && !IS_ERR(b) && !IS_ERR(o);
+
+	if (!ok)
+		pr_info("# %s: pool_get: %d, %d, %d\n", c->name,
+			PTR_ERR_OR_ZERO(a), PTR_ERR_OR_ZERO(b),
+			PTR_ERR_OR_ZERO(o));
+	else if (a != b)
+		pr_info("# %s: two gets of the same attributes: CQs %u and %u\n",
+			c->name, a->res.id, b->res.id);
+	else if (o == a)
+		pr_info("# %s: a get that differs in it got their CQ %u\n",
+			c->name, a->res.id);
+	ok = ok && a == b && o != a;
+	pt_attr_put(o);
+	pt_attr_put(b);
+	pt_attr_put(a);
+	return ok;
+}
+
+/* attrs: each case a subtest. */
+static int pt_run_attrs(void)
+{
+	char name[32];
+	unsigned int i;
+
+	for (i = 0; i < ARRAY_SIZE(pt_attr_cases); i++) {
+		snprintf(name, sizeof(name), "apart_%s", pt_attr_cases[i].name);
+		pt_result(pt_attr_apart(&pt_attr_cases[i]), name);
+	}
+	return 0;
+}
+
 static int __init pt_init(void)
 {
 	int ret;
@@ -637,6 +771,8 @@ static int __init pt_init(void)
 		ret = pt_run_alloc_any();
 	else if (!strcmp(test, "pool"))
 		ret = pt_run_pool();
+	else if (!strcmp(test, "attrs"))
+		ret = pt_run_attrs();
 	else
 		ret = -EINVAL;
 	ib_dealloc_pd(pt_pd);

@@ -15,7 +15,8 @@
  * A test module in the kselftest_module.h pattern: init runs the scenario
  * named by scenario=, prints KTAP lines and fails the load if a subtest
  * failed.  Each scenario runs in each mode (strict, flow, parallel), as one
- * KTAP subtest (two for fake_lossy and fake_pause_resume).
+ * KTAP subtest (two for fake_lossy and fake_pause_resume, three for
+ * fake_dim).
  *
  * Scenarios, by what the provider does:
  *
@@ -53,7 +54,12 @@
  *	stalls in flow and parallel mode, and must still deliver everything.
  * fake_dim: weak, and the device wants DIM (use_cq_dim, modify_cq): the
  *	OCQ's DIM must call modify_cq, and only with its profiles; no other
- *	scenario's CQ may be moderated.
+ *	scenario's CQ may be moderated.  Then the same stream and rounds
+ *	through an OCQ with the deferred re-arm, and through one with the
+ *	suspension (no busy polls: its runs are an event's): the provider's
+ *	DIM stays off there (the deferral is a moderation of its own, and a
+ *	busy poll may hold the CQ unit when DIM reads the run's counters),
+ *	so no modify_cq may come.
  * fake_provider_error: weak, but poll_cq and req_notify_cq fail with -EIO
  *	one call in %FAKE_EIO_EVERY: the engine must back off and retry by
  *	itself (no watchdog), and count it in provider_errors.
@@ -213,6 +219,76 @@ static void fake_check_dim(struct fake_run *r, const struct ib_ocq_stats *s)
 	fake_check(r, !fcq->bad_moderations, "every modify_cq a DIM profile");
 }
 
+/*
+ * fake_dim, an OCQ that defers (%FAKE_DIM_OFF_USECS) or suspends: the same
+ * traffic, and no modify_cq.  The deferral must have been in force.
+ */
+static void fake_check_dim_off(struct fake_run *r, const struct ib_ocq_stats *s)
+{
+	pr_info("# %s: dim: %llu modify_cq calls, %llu defers\n", r->name,
+		r->fcq->moderations, s->defers);
+	fake_check(r, !r->fcq->moderations,
+		   "no modify_cq on an OCQ that defers or suspends");
+	if (r->attr.defer_usecs)
+		fake_check(r, s->defers > 0, "runs were deferred");
+}
+
+/* fake_dim's runs of an OCQ whose provider DIM must stay off */
+static const struct fake_scenario fake_dim_off = {
+	.name = "fake_dim",
+	.sem = FAKE_DIM,
+	.check = fake_check_dim_off,
+	.drive = fake_dim_drive,
+	.run = fake_run_dim,
+};
+
+/* the deferral's and the suspension's period in fake_dim's runs of them */
+#define FAKE_DIM_OFF_USECS 100
+
+/*
+ * One fake_dim run of @mode through an OCQ made with @defer or @suspend
+ * (a period each), as a subtest named @what after the mode.
+ */
+static int fake_run_dim_off(struct fake_dev *fdev, enum ib_ocq_mode mode,
+			    unsigned int defer, unsigned int suspend,
+			    const char *what, struct fake_ktap *k)
+{
+	struct fake_run *r;
+	int ret;
+
+	r = fake_run_alloc(&fake_dim_off, mode, fake_params.completions,
+			   fake_params.cqe, false);
+	if (!r) {
+		fake_result(k, false, fake_mode_names[mode], "out of memory");
+		return -ENOMEM;
+	}
+	r->attr.defer_usecs = defer;
+	r->attr.suspend_usecs = suspend;
+	strlcat(r->name, what, sizeof(r->name));
+	ret = fake_run_dim(r, fdev, k);
+	fake_run_free(r);
+	return ret;
+}
+
+/*
+ * fake_dim in one mode: DIM on a plain OCQ, then kept off an OCQ that
+ * defers and one that suspends.
+ */
+static int fake_run_dim_modes(struct fake_run *r, struct fake_dev *fdev,
+			      struct fake_ktap *k)
+{
+	int ret;
+
+	ret = fake_run_dim(r, fdev, k);
+	if (!ret)
+		ret = fake_run_dim_off(fdev, r->mode, FAKE_DIM_OFF_USECS, 0,
+				       "_defer_no_dim", k);
+	if (!ret)
+		ret = fake_run_dim_off(fdev, r->mode, 0, FAKE_DIM_OFF_USECS,
+				       "_suspend_no_dim", k);
+	return ret;
+}
+
 static void fake_check_strong(struct fake_run *r, const struct ib_ocq_stats *s)
 {
 	pr_info("# %s: %llu polls of an armed CQ\n", r->name,
@@ -308,7 +384,7 @@ static const struct fake_scenario fake_scenarios[] = {
 		.sem = FAKE_DIM,
 		.check = fake_check_dim,
 		.drive = fake_dim_drive,
-		.run = fake_run_dim,
+		.run = fake_run_dim_modes,
 	},
 	{
 		.name = "fake_strong",

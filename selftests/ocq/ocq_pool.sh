@@ -6,8 +6,11 @@
 # every QP's completions once and in order, done() in a workqueue worker; while one
 # QP's done() sleeps 100 ms each, the pairs outside its flow domain finish their
 # stream, never waiting longer than the head-of-line bound (IB_OCQ_HOL_DONES + 4 of
-# its done() calls, + 1 s); the room put back is whole again.  The pool's CQs outlive their users, and go with the device:
-# "rdma link delete rxe0" frees them; rxe0 is then created again.
+# its done() calls, + 1 s); the room put back is whole again.  The pool shares a CQ
+# only between gets of the same attributes: two gets that ask for the same share one,
+# and a get that differs in one field of struct ib_ocq_attr, each field in turn, gets
+# another (test=attrs, first).  The pool's CQs outlive their users, and go with the
+# device: "rdma link delete rxe0" frees them; rxe0 is then created again.
 . /selftests/lib/ksft.sh
 . /selftests/lib/rxe.sh
 
@@ -19,6 +22,7 @@ if grep -q '^ib_ocq ' /proc/modules; then
 fi
 insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
 rc=0
+insmod_test ocq_pool_test.ko test=attrs || rc=$KSFT_FAIL
 insmod_test ocq_pool_test.ko test=pool || rc=$KSFT_FAIL
 live=$(cat $LIVE)
 echo "ordered CQs after the test: $live (the pool's)"

@@ -105,6 +105,16 @@ long sim_hol_dones(void)
 #endif
 }
 
+long sim_batch(void)
+{
+	return OCQ_BATCH;
+}
+
+long sim_arm_tries(void)
+{
+	return IB_POLL_ARM_TRIES;
+}
+
 unsigned int sim_engine_defer_min(const struct ocq_engine *e)
 {
 	return e->defer_min;

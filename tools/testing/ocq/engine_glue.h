@@ -75,6 +75,10 @@ unsigned int sim_engine_defer_got(const struct ocq_engine *e);
 void sim_engine_claims(const struct ocq_engine *e, long *claimed, long *produced);
 /* IB_OCQ_HOL_DONES: the head-of-line bound of the flow and parallel modes */
 long sim_hol_dones(void);
+/* OCQ_BATCH: completions per ib_poll_cq() of the engine */
+long sim_batch(void);
+/* IB_POLL_ARM_TRIES: arms an empty CQ may refuse before the engine backs off */
+long sim_arm_tries(void);
 int sim_engine_gate(const struct ocq_engine *e, unsigned int unit);
 int sim_engine_paused(const struct ocq_engine *e);
 /* the CQ run parked: a domain's progress kicks it (e->stalled) */

@@ -104,6 +104,7 @@ struct Result {
 	long paused_deferred = 0, short_arms = 0, min_grew = 0;
 	long lease_resumes = 0;
 	long suspends = 0, busy_from_timer = 0, suspensions_ended = 0, busy_ebusy = 0;
+	long busy_backoffs = 0, busy_spent = 0, min_back = 0, hol_waits = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -262,6 +263,13 @@ std::vector<CaseSpec> all_cases()
 		v.push_back(make_case("defer-dim", p));
 	v.push_back(make_case("defer-dim-flow", "iba-weak"));
 	v.push_back(make_case("defer-dim-parallel", "iba-weak"));
+	// IB_OCQ_DEFER_DIM: lone completions, more than OCQ_DEFER_DIM_DECAY,
+	// never take the threshold below 2; a deferral that paid brings a grown
+	// threshold back to 2
+	c = make_case("defer-dim-lone", "iba-weak");
+	c.schedules = 500; /* one completion at a time: few schedules */
+	v.push_back(c);
+	v.push_back(make_case("defer-dim-paid", "iba-weak"));
 	// suspension: the ULP busy polls (ib_ocq_busy_poll()) while the HCA
 	// adds completions, and the timer ends the last suspension; with two
 	// flows, and with the deferred re-arm; and with one stale read, the
@@ -276,6 +284,18 @@ std::vector<CaseSpec> all_cases()
 	c.schedules = 10000;
 	v.push_back(c);
 	v.push_back(make_case("suspend-defer", "iba-weak"));
+	// a provider whose verbs fail under busy polls: the busy poll hands
+	// its hold to a delayed run, as a run backs off
+	for (const char *m : {"suspend", "suspend-defer"})
+		v.push_back(make_case(m, "eio"));
+	// a busy poll that takes a full batch spends its budget, and suspends
+	c = make_case("suspend-burst", "iba-weak");
+	c.schedules = 1000; /* 18 completions: long executions */
+	v.push_back(c);
+	// the double poll's arm, trusted by a busy poll that finds nothing
+	c = make_case("suspend", "iba-weak", "policy/double-poll-suspend");
+	c.policy = SIM_ARM_DOUBLE_POLL;
+	v.push_back(c);
 	for (const char *m : {"suspend", "suspend-defer"}) {
 		c = make_case(m, "iba-weak", std::string("weak/") + m);
 		c.stale_bound = 1;
@@ -285,6 +305,19 @@ std::vector<CaseSpec> all_cases()
 	v.push_back(make_case("parallel-wait", "iba-weak"));
 	// a backlog on one flow, then a completion of another
 	v.push_back(make_case("flow-hol", "iba-weak"));
+	// the same backlog in parallel mode, behind the commit step; and with
+	// the deferred re-arm
+	c = make_case("parallel-hol", "iba-weak");
+	c.schedules = 3000; /* the backlog is behind the first schedules */
+	v.push_back(c);
+	c = make_case("defer-parallel-hol", "iba-weak");
+	c.schedules = 1500; /* the timer's runs: long executions */
+	v.push_back(c);
+	// the double poll's arm with a postponed arm, which trusts it
+	c = make_case("postpone", "iba-weak", "policy/double-poll-postpone");
+	c.policy = SIM_ARM_DOUBLE_POLL;
+	c.schedules = 3000;
+	v.push_back(c);
 	// the seeded bugs: each must be caught
 	v.push_back(bug_case("poll_then_arm", OCQ_SIM_BUG_poll_then_arm, "strict", "iba-weak",
 			     SIM_ARM_REPORT_MISSED, "lost wakeup"));
@@ -383,6 +416,10 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.busy_from_timer += o.busy_from_timer;
 			r.suspensions_ended += o.suspensions_ended;
 			r.busy_ebusy += o.busy_ebusy;
+			r.busy_backoffs += o.busy_backoffs;
+			r.busy_spent += o.busy_spent;
+			r.min_back += o.min_back;
+			r.hol_waits += o.hol_waits;
 			r.hops += o.hops;
 			r.reuses += o.reuses;
 			r.yields += o.yields;
@@ -450,7 +487,11 @@ Result explore(const CaseSpec &spec, const Options &opt)
 		 * (perpetual-positive never confirms an arm), and the teardown
 		 * or the pause came while the timer was pending.
 		 */
-		if (spec.mode.rfind("defer", 0) == 0) {
+		if (spec.mode == "defer-dim-lone") {
+			if (!r.short_arms)
+				r.failure = "coverage: no CQ run armed after a single "
+					    "completion (IB_OCQ_DEFER_DIM)";
+		} else if (spec.mode.rfind("defer", 0) == 0) {
 			if (!r.defers)
 				r.failure = "coverage: no CQ run deferred its re-arm";
 			else if (!r.deferred_pushes)
@@ -470,7 +511,14 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			else if (mode_info(spec.mode)->defer_dim && !r.min_grew)
 				r.failure = "coverage: the IB_OCQ_DEFER_DIM threshold never "
 					    "grew after a deferral that did not pay";
+			else if (spec.mode == "defer-dim-paid" && !r.min_back)
+				r.failure = "coverage: the IB_OCQ_DEFER_DIM threshold never "
+					    "came back to 2 after a deferral that paid";
 		}
+		if (r.failure.empty() && spec.mode.find("-hol") != std::string::npos &&
+		    !r.hol_waits)
+			r.failure = "coverage: no completion waited in the unarmed CQ behind "
+				    "the backlog";
 		/*
 		 * Suspension: a busy poll suspended, one took the CQ unit from
 		 * the timer, the timer took it from a suspension, one found a
@@ -490,6 +538,11 @@ Result explore(const CaseSpec &spec, const Options &opt)
 					    "unit (-EBUSY)";
 			else if (mode_info(spec.mode)->defer && !r.defers)
 				r.failure = "coverage: no CQ run deferred its re-arm";
+			else if (spec.provider == "eio" && !r.busy_backoffs)
+				r.failure = "coverage: no busy poll handed the CQ unit to a "
+					    "delayed run after a verb failed";
+			else if (mode_info(spec.mode)->wait_next == 7 && !r.busy_spent)
+				r.failure = "coverage: no busy poll spent its budget";
 		}
 	}
 	return r;
@@ -579,6 +632,14 @@ bool report(const CaseSpec &spec, const Result &r, const Options &opt)
 			    r.busy_from_timer, r.suspensions_ended, r.busy_ebusy);
 	if (mode_info(spec.mode)->busy && mode_info(spec.mode)->defer)
 		std::printf(" defers=%ld", r.defers);
+	if (mode_info(spec.mode)->busy && spec.provider == "eio")
+		std::printf(" backoffs=%ld", r.busy_backoffs);
+	if (mode_info(spec.mode)->busy && mode_info(spec.mode)->wait_next == 7)
+		std::printf(" spent=%ld", r.busy_spent);
+	if (spec.mode == "defer-dim-paid")
+		std::printf(" back=%ld", r.min_back);
+	if (spec.mode.find("-hol") != std::string::npos)
+		std::printf("  hol-waits=%ld", r.hol_waits);
 	std::printf("\n");
 	for (const KnownHit &h : r.known)
 		std::printf("    known engine bug %s: %ld schedule(s), first "

@@ -5,6 +5,7 @@
 
 #include "mm.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -21,6 +22,11 @@ const int OCQ_SIM_FIRST_BURST = 16;
 // suspension: the ULP's busy polls, and the budget of each
 const int OCQ_SIM_BUSY_POLLS = 3;
 const unsigned int OCQ_SIM_BUSY_BUDGET = 16;
+// suspend-burst: the budget of a busy poll, so that one that takes a full
+// batch spends it
+const unsigned int OCQ_SIM_BURST_BUDGET = 1;
+// defer-dim-paid: where each group of completions begins (producer())
+const int OCQ_SIM_PAID_GROUPS[] = {0, 2, 6};
 
 // The shims' state: the world being executed (for WARN_ON) and the
 // allocation count.  One execution runs at a time.
@@ -99,7 +105,15 @@ int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 // delay DIM picks is time, which the model does not have).  The suspend
 // modes give the ULP a context that busy polls up to OCQ_SIM_BUSY_POLLS times
 // while the HCA adds its completions (suspend-defer with the deferred
-// re-arm as well, its last completion at any time).
+// re-arm as well, its last completion at any time).  suspend-burst: the
+// HCA adds a full batch and more once the CQ was first armed, and the busy
+// poller waits for a full batch, with a budget it then spends.
+// defer-dim-lone: seventeen lone completions, each once the CQ is armed
+// again, more than OCQ_DEFER_DIM_DECAY; defer-dim-paid: a pair, then a
+// group of four, then four more while that group's deferral may still be
+// pending (IB_OCQ_DEFER_DIM's threshold doubles, then comes back).
+// parallel-hol, defer-parallel-hol: flow-hol's backlog in parallel mode,
+// whose commit step is the busy domain.
 const ModeInfo modes[] = {
 	/* name            engine        n  2fl budget pp ulp td p1 wait defer dim busy */
 	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0},
@@ -139,6 +153,11 @@ const ModeInfo modes[] = {
 	{"suspend", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS},
 	{"suspend-flow", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS},
 	{"suspend-defer", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 2, 0, OCQ_SIM_BUSY_POLLS},
+	{"suspend-burst", SIM_STRICT, 18, 0, 0, 0, 0, 0, 0, 7, 0, 0, OCQ_SIM_BUSY_POLLS},
+	{"defer-dim-lone", SIM_STRICT, 17, 0, 0, 0, 0, 0, 0, 5, 2, 1, 0},
+	{"defer-dim-paid", SIM_STRICT, 10, 0, 0, 0, 0, 0, 0, 6, 2, 1, 0},
+	{"parallel-hol", SIM_PARALLEL, 7, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0},
+	{"defer-parallel-hol", SIM_PARALLEL, 7, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0},
 };
 
 } // namespace
@@ -193,7 +212,7 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 		 * which it dispatches itself and then suspends (a batch of two
 		 * goes to the domains, and the busy poll suspends all the same)
 		 */
-		if (mi_.wait_next == 2 || (mi_.busy && mi_.two_flows))
+		if (mi_.two_flows && (mi_.wait_next == 2 || mi_.busy))
 			comps_[i].flow = i == pushes_ - 1;
 	}
 	perpetual_ = spec_.provider == "perpetual-positive";
@@ -390,10 +409,11 @@ void World::producer()
 		 * check_terminal() says so.  Not with busy polls, whose arms
 		 * are no CQ run's (suspend-defer).
 		 */
-		if (mi_.defer && !mi_.busy && mi_.wait_next != 2 && i == pushes_ - 1)
+		if (mi_.defer && !mi_.busy && !mi_.wait_next && i == pushes_ - 1)
 			sched_.wait(
 				"hca: wait until the deferral is over",
 				[this] { return deferral_over(); }, true);
+		arrival(i);
 		if (mi_.defer && timer_pending_)
 			deferred_pushes_++;
 		/*
@@ -412,6 +432,55 @@ void World::producer()
 				[this] { return reuse_phase_ > 0; }, false);
 	}
 	producer_done_ = true;
+}
+
+/*
+ * Completion @i of a mode that spaces them: defer-dim-lone's each once the
+ * last was dispatched and the CQ armed again; defer-dim-paid's groups
+ * likewise, but the last group once the one before was dispatched (its
+ * deferral may be pending); suspend-burst's once the CQ was first armed.
+ * Idle waits: if the CQ is never armed again, check_terminal() says so.
+ * parallel-hol's backlog behind the first completion, once the CQ took it
+ * (so that the run that takes the backlog finds the commit step busy and
+ * parks), and its last once the CQ run parked (or all before it were
+ * dispatched).
+ */
+void World::arrival(int i)
+{
+	bool group = false;
+
+	for (int g : OCQ_SIM_PAID_GROUPS)
+		group |= g == i;
+	if (mi_.wait_next == 5 || (mi_.wait_next == 6 && group && i < 6) ||
+	    (mi_.wait_next == 7 && !i))
+		sched_.wait(
+			"hca: wait until the CQ is armed again",
+			[this, i] { return armed_again(mi_.wait_next == 7 ? 0 : i); }, true);
+	else if (mi_.wait_next == 6 && group)
+		sched_.wait(
+			"hca: wait until the group before was dispatched",
+			[this, i] { return (int)dispatched_.size() == i; }, true);
+	if (mi_.wait_next != 2 || mi_.engine != SIM_PARALLEL)
+		return;
+	if (i == 1)
+		sched_.wait(
+			"hca: wait until the CQ gave up its first completion",
+			[this] { return taken_ > 0; }, false);
+	else if (i == pushes_ - 1)
+		sched_.wait(
+			"hca: wait until the CQ run parked behind the backlog",
+			[this] {
+				return sim_engine_parked(engine_) ||
+				       (int)dispatched_.size() >= pushes_ - 1;
+			},
+			false);
+}
+
+// Every completion before @i was dispatched, and the CQ is armed, no timer
+// pending.
+bool World::armed_again(int i) const
+{
+	return (int)dispatched_.size() == i && prov_->armed() && !timer_pending_;
 }
 
 // A CPU taking the CQ's interrupts: delivers queued events one by one.
@@ -579,6 +648,8 @@ void World::schedule(unsigned int unit, bool timer)
 	/* from the unit's own run: it spent its budget and requeues itself */
 	if (u.running && (sched_.self() == u.worker || sched_.self() == u.worker2))
 		u.requeues++;
+	if (unit == 0 && !timer && in_busy_poll())
+		busy_handoff();
 	mm_release(unit);
 	u.queued = true;
 }
@@ -598,6 +669,7 @@ void World::pauser()
 		sim_engine_resume(engine_);
 		sched_.wait(
 			"ulp: wait until all is quiet", [this] { return quiet(); }, false);
+		check_quiet_armed();
 		mm_acquire(MM_CH_ULP);
 		last_resume_events_ = handler_calls_;
 		sim_engine_resume(engine_);
@@ -606,6 +678,7 @@ void World::pauser()
 		resumed_ = true;
 		/* fall through */
 	case 4: /* started once all is quiet: the last "arm now" */
+		check_quiet_armed();
 		mm_acquire(MM_CH_ULP);
 		last_resume_events_ = handler_calls_;
 		sim_engine_resume(engine_);
@@ -644,6 +717,22 @@ void World::lease_ulp(bool pauses)
 	mm_acquire(MM_CH_ULP);
 	last_resume_events_ = handler_calls_;
 	sim_engine_resume(engine_);
+}
+
+/*
+ * IB_OCQ_POSTPONE_ARM, all quiet before the ULP's last "arm now", which
+ * would arm the CQ whatever the engine left: an engine that is not paused
+ * and runs nothing said the CQ is armed (a resumed pass armed it, or a
+ * callback's pass found it armed still, e->armed), so it must be.  Else a
+ * completion would wait for the ULP's next "arm now" with the engine
+ * running.
+ */
+void World::check_quiet_armed()
+{
+	if (!sim_engine_paused(engine_) && !(sim_engine_gate(engine_, 0) & SIM_GATE_RUN) &&
+	    !prov_->armed())
+		fail("lost wakeup: the CQ was left unarmed, not paused, before the ULP's last "
+		     "\"arm now\"");
 }
 
 /*
@@ -820,12 +909,27 @@ bool World::deferral_over() const
  * IB_OCQ_DEFER_DIM: the engine's threshold, read where the CQ run decided
  * with it (ops->defer(), ib_req_notify_cq()).  It is 2, 4, 8 or 16
  * (OCQ_DEFER_DIM_MIN to OCQ_BATCH), and moves by doubling, halving or back
- * to 2; the coverage check wants it doubled (three completions cannot show
- * it coming back: that takes a run of four after it doubled, or sixteen
- * short runs, which fake_defer's dim_decay shows in the guest).
+ * to 2; the coverage check wants it doubled.  In strict mode the move an
+ * arm makes after a deferral of a batch is known (dim_armed()): back to 2
+ * if a later check found the threshold's count again (the deferral paid),
+ * else doubled; defer-dim-paid shows the first (a move down to 2 is its
+ * coverage), defer-dim-lone that lone completions never take it below 2.
+ * The halving after OCQ_DEFER_DIM_DECAY short checks is not predicted here
+ * (its shape is checked; fake_defer's dim_decay shows it in the guest).
  */
 void World::dim_threshold(long min)
 {
+	if (dim_expect_ >= 0 && min != dim_expect_)
+		fail(fmt(dim_expect_paid_ ?
+				 "defer: the IB_OCQ_DEFER_DIM threshold is %ld after an arm "
+				 "that ended a deferral that paid (a later check found the "
+				 "threshold's count again): it comes back to %ld" :
+				 "defer: the IB_OCQ_DEFER_DIM threshold is %ld after an arm "
+				 "that ended a deferral that did not pay: it doubles, to %ld",
+			 min, dim_expect_));
+	else if (dim_expect_ >= 0 && dim_expect_paid_ && last_min_ > 2)
+		min_back_ = true;
+	dim_expect_ = -1;
 	if (min < 2 || min > 16 || (min & (min - 1)))
 		fail(fmt("defer: the IB_OCQ_DEFER_DIM threshold is %ld, not 2, 4, 8 or 16", min));
 	else if (min != last_min_ && min != 2 && min != 2 * last_min_ && 2 * min != last_min_)
@@ -835,6 +939,39 @@ void World::dim_threshold(long min)
 	if (min > last_min_)
 		min_grew_ = true;
 	last_min_ = min;
+}
+
+/*
+ * IB_OCQ_DEFER_DIM, ops->defer() of a run whose check counted @got
+ * completions, the threshold @min: a deferral of a batch (@got >= @min)
+ * starts a chain the next arm judges, and one more in the chain means the
+ * first paid.  Strict mode only: in flow and parallel mode a check may
+ * park the run instead, unseen here.
+ */
+void World::dim_deferred(long got, long min)
+{
+	if (mi_.engine != SIM_STRICT || got < min)
+		return;
+	if (dim_chain_)
+		dim_paid_ = true;
+	dim_chain_ = true;
+}
+
+/*
+ * IB_OCQ_DEFER_DIM, an arm a CQ run confirmed, the threshold @min: the
+ * engine adapts it there (ocq_defer_adapt()).  After a chain, the next
+ * read must find it back at 2 if the chain paid, else doubled, up to a
+ * batch (dim_threshold()).
+ */
+void World::dim_armed(long min)
+{
+	dim_expect_ = -1;
+	if (dim_chain_ && mi_.engine == SIM_STRICT) {
+		dim_expect_ = dim_paid_ ? 2 : std::min(2 * min, sim_batch());
+		dim_expect_paid_ = dim_paid_;
+	}
+	dim_chain_ = false;
+	dim_paid_ = false;
 }
 
 /*
@@ -872,13 +1009,20 @@ void World::defer()
 	/* the defer contract (notified()): a run that found work restarts it */
 	if (run_found_ + last_got_)
 		idle_runs_ = 0;
-	/* IB_OCQ_DEFER_DIM: fewer than the threshold, but some: it arms */
-	long got = defer_got();
+	/*
+	 * IB_OCQ_DEFER_DIM: fewer than the threshold, but some: it arms.  The
+	 * count is the one the run decided with, after its last poll (the
+	 * engine's own starts again at the deferral, before this hook).
+	 */
+	long got = mi_.defer_dim ? dim_count_ : defer_got();
+	long min = defer_min();
 
-	if (got && got < defer_min())
+	if (got && got < min)
 		fail(fmt("defer: a CQ run deferred its re-arm after %ld completion(s) "
 			 "since the last arm or deferral: with IB_OCQ_DEFER_DIM it must arm",
 			 got));
+	if (mi_.defer_dim)
+		dim_deferred(got, min);
 	mm_release(MM_CH_TIMER);
 	if (timer_pending_)
 		sched_.note("hrtimer_start: pending already, moved");
@@ -914,10 +1058,16 @@ void World::suspend()
  * while the HCA adds its completions, until it made ModeInfo::busy calls or
  * the CQ gave up every completion (to a busy poll or a run), then no more;
  * each may take the CQ unit when it is free or held for the timer, and
- * returns -EBUSY while a run holds it.
+ * returns -EBUSY while a run holds it.  suspend-burst: the first once a
+ * full batch is in the CQ (or the HCA is done), with a budget it spends.
  */
 void World::busy_poller()
 {
+	if (mi_.wait_next == 7)
+		sched_.wait(
+			"ulp: wait for a full batch in the CQ",
+			[this] { return (long)prov_->depth() >= sim_batch() || producer_done_; },
+			false);
 	for (int i = 0; i < mi_.busy && taken_ < pushes_; i++) {
 		long takes = timer_takes_;
 		bool held = sim_engine_gate(engine_, 0) & SIM_GATE_TIMER;
@@ -930,7 +1080,10 @@ void World::busy_poller()
 		bp_polls_ = 0;
 		bp_armed_ = false;
 		bp_suspended_ = false;
-		ret = sim_engine_busy_poll(engine_, OCQ_SIM_BUSY_BUDGET);
+		bp_failed_ = false;
+		bp_refused_ = 0;
+		bp_handed_ = false;
+		ret = sim_engine_busy_poll(engine_, busy_budget());
 		busy_inside_ = false;
 		/* only the timer clears OCQ_TIMER but a busy poll */
 		if (ret >= 0 && held && timer_takes_ == takes)
@@ -939,20 +1092,31 @@ void World::busy_poller()
 	}
 }
 
+// The budget of each busy poll.
+unsigned int World::busy_budget() const
+{
+	return mi_.wait_next == 7 ? OCQ_SIM_BURST_BUDGET : OCQ_SIM_BUSY_BUDGET;
+}
+
 /*
  * What a busy poll returned (@ret) and left: the completions its polls
- * took; with none, the CQ armed (by an arm it confirmed, or still armed
- * since the last) or an event on its way; with some, the CQ suspended
- * (ops->suspend()), the run parked (a domain's progress kicks it), or the
- * CQ armed by the poll that took them (ib_poll_and_notify()'s, just before
- * its arm: notified()).  Checked as the busy poll returns: the unit was
- * released (or held for the timer) by its last step.
+ * took, less than its budget and a batch more (it stops polling once it
+ * took its budget, in whole batches); with none, the CQ armed (by an arm
+ * it confirmed, or still armed since the last) or an event on its way;
+ * with some, the CQ suspended (ops->suspend()), the run parked (a domain's
+ * progress kicks it), or the CQ armed by the poll that took them
+ * (ib_poll_and_notify()'s, just before an arm it confirmed: notified()).
+ * Or, either way, its hold handed to a delayed run after a verb failed
+ * (busy_handoff()): that run goes on.  Checked as the busy poll returns:
+ * the unit was released (or held for the timer, or queued) by its last
+ * step.
  */
 void World::busy_check(int ret)
 {
 	long took = bp_found_ + bp_last_got_;
 	bool armed = prov_->armed() || prov_->pending() || prov_->in_flight();
-	bool parked = sim_engine_parked(engine_);
+	bool parked = sim_engine_parked(engine_) || bp_handed_;
+	long budget = (long)busy_budget();
 
 	if (ret == -EBUSY) {
 		busy_ebusy_++;
@@ -965,11 +1129,19 @@ void World::busy_check(int ret)
 		return;
 	}
 	busy_took_++;
+	busy_backoffs_ += bp_handed_;
+	/* it stopped as it took its budget: after a full batch, suspended */
+	if (bp_suspended_ && bp_last_got_ == sim_batch())
+		busy_spent_++;
 	if (ret != took)
 		fail(fmt("busy poll: returned %ld, its polls took %ld completion(s)", ret, took));
+	else if (ret >= budget + sim_batch())
+		fail(fmt("busy poll: took %ld completion(s) with a budget of %ld: it stops once it "
+			 "took its budget",
+			 ret, budget));
 	else if (!ret && !armed && !parked)
 		fail("busy poll: took nothing and left the CQ unarmed, with no event on its way");
-	else if (ret && !bp_suspended_ && !armed && !parked)
+	else if (ret && !bp_suspended_ && !bp_armed_ && !parked)
 		fail(fmt("busy poll: took %ld completion(s) and ended neither suspended, parked "
 			 "nor armed",
 			 ret));
@@ -1000,6 +1172,22 @@ void World::observe_gate()
 bool World::in_busy_poll() const
 {
 	return busy_inside_ && sched_.self() == busy_ctx_;
+}
+
+/*
+ * A busy poll queued a run of the CQ unit: its back-off (ocq_yield()) from
+ * a provider that failed a verb, or refused an arm of the empty CQ
+ * IB_POLL_ARM_TRIES times.  Its hold goes on in that run, as the engine
+ * documents (ib_ocq_busy_poll()): the run is the next holder, and the
+ * engine counts the back-off as a yield.
+ */
+void World::busy_handoff()
+{
+	bp_handed_ = true;
+	holder_ = -1;
+	units_[0].requeues++;
+	if (!bp_failed_ && bp_refused_ < sim_arm_tries())
+		fail("busy poll: handed the CQ unit to a run, though no verb failed");
 }
 
 /*
@@ -1082,13 +1270,18 @@ void World::notified(int ret)
 			 bp_found_));
 	if (in_busy_poll() && ret == 0)
 		bp_armed_ = true;
+	if (in_busy_poll()) {
+		bp_failed_ |= ret < 0;
+		bp_refused_ += ret > 0;
+	}
 	if (mi_.busy && ret == 0)
 		idle_fires_ = 0;
 	if (!mi_.defer || !in_cq_run())
 		return;
 	long found = mi_.defer_dim ? defer_got() : run_found_;
+	long min = defer_min();
 
-	if (found >= defer_min())
+	if (found >= min)
 		fail(fmt("defer: a CQ run armed the CQ after it took %ld completion(s): its "
 			 "re-arm must be deferred",
 			 found));
@@ -1102,6 +1295,8 @@ void World::notified(int ret)
 	/* the engine counts again once an arm is confirmed, not at a failed one */
 	if (ret == 0)
 		idle_runs_ = 0;
+	if (mi_.defer_dim && ret == 0)
+		dim_armed(min);
 	/*
 	 * What the poll just before the arm took is the run's: the engine's
 	 * next deferral check in this run finds it (and starts again).
@@ -1218,11 +1413,15 @@ void World::polled(const struct ib_wc *wc, int got)
 		bp_found_ += bp_last_got_;
 		bp_last_got_ = got > 0 ? got : 0;
 		bp_polls_++;
+		bp_failed_ |= got < 0;
 	}
 	if (got > 0)
 		taken_ += got;
 	if (mi_.busy && got > 0)
 		idle_fires_ = 0;
+	/* the count a deferral check after this poll uses (dim_deferred()) */
+	if (mi_.defer_dim && in_cq_run())
+		dim_count_ = (long)sim_engine_defer_got(engine_) + (got > 0 ? got : 0);
 	if (mi_.defer && in_cq_run()) {
 		run_found_ += last_got_;
 		last_got_ = got > 0 ? got : 0;
@@ -1359,7 +1558,8 @@ void World::done(struct ib_wc *wc)
 	/*
 	 * Head-of-line: while a completion waits in the CQ with nothing to
 	 * fetch it (unarmed, no event pending, no CQ run queued or running),
-	 * a busy domain makes at most IB_OCQ_HOL_DONES done() calls.
+	 * a busy domain (a flow's, or parallel mode's commit step) makes at
+	 * most IB_OCQ_HOL_DONES done() calls.
 	 */
 	if (mi_.wait_next == 2) {
 		const Unit &cqu = units_[0];
@@ -1369,9 +1569,13 @@ void World::done(struct ib_wc *wc)
 			hol_++;
 		else
 			hol_ = 0;
+		hol_waits_ += hol_ > 0;
 		if (hol_ > sim_hol_dones())
-			fail(fmt("head-of-line: %ld done() calls of one flow while a "
-				 "completion of another waits in the unarmed CQ",
+			fail(fmt(mi_.engine == SIM_PARALLEL ?
+					 "head-of-line: %ld done() calls of the commit step "
+					 "while a completion waits in the unarmed CQ" :
+					 "head-of-line: %ld done() calls of one flow while a "
+					 "completion of another waits in the unarmed CQ",
 				 hol_));
 		/*
 		 * The CQ run's own done() calls (flow mode's inline
@@ -1498,6 +1702,10 @@ Outcome World::run()
 	o.busy_from_timer = busy_from_timer_;
 	o.suspensions_ended = suspensions_ended_;
 	o.busy_ebusy = busy_ebusy_;
+	o.busy_backoffs = busy_backoffs_;
+	o.busy_spent = busy_spent_;
+	o.min_back = min_back_;
+	o.hol_waits = hol_waits_;
 	return o;
 }
 
@@ -1526,16 +1734,24 @@ void World::check_terminal(End end)
 			 "fired %ld times in a row with nothing found and is started again "
 			 "(defer_polls %ld)",
 			 idle_fires_, (long)mi_.defer));
-	else if (mi_.defer && !producer_done_)
+	else if (mi_.defer && !producer_done_ && !mi_.wait_next)
 		fail(fmt("lost wakeup: no arm was tried after the last deferral of the "
 			 "re-arm (%ld timer starts), and nothing is left to run: the HCA "
 			 "still waits to add seq %ld",
 			 defer_calls_, (long)pushes_ - 1));
+	else if (!producer_done_ && mi_.wait_next >= 5)
+		fail(fmt("lost wakeup: the CQ was not armed again with every completion "
+			 "dispatched, and nothing is left to run: the HCA still waits to add "
+			 "seq %ld",
+			 (long)dispatched_.size()));
 	for (int i = 0; i < pushes_; i++)
 		if (done_count_[i] != 1)
 			fail(fmt("lost wakeup: seq %ld dispatched %ld times", i, done_count_[i]));
 	if (freed_)
 		return; // torn down once every completion was seen; done() checks after
+	/* the last arm's move of the IB_OCQ_DEFER_DIM threshold, read nowhere else */
+	if (dim_expect_ >= 0)
+		dim_threshold((long)sim_engine_defer_min(engine_));
 	/*
 	 * Only the perpetual-positive model leaves a run queued: the world
 	 * stops following its requeues once every completion was dispatched
@@ -1546,6 +1762,19 @@ void World::check_terminal(End end)
 		pending |= u.queued;
 	if (pending && !perpetual_)
 		fail("lost wakeup: a run is queued that no worker will take");
+	/*
+	 * A unit's OCQ_RUN with no run of it queued (or running: none runs at
+	 * the end) and, for the CQ unit, not held for the timer: every later
+	 * kick of it would be lost (a busy poll that kept the CQ unit).
+	 */
+	for (unsigned int u = 0; engine_ && u < units_.size(); u++) {
+		int gate = sim_engine_gate(engine_, u);
+
+		if ((gate & SIM_GATE_RUN) && !(gate & SIM_GATE_TIMER) && !units_[u].queued)
+			fail(fmt("lost wakeup: unit %ld holds OCQ_RUN with no run of it queued: "
+				 "every later kick of it is lost",
+				 u));
+	}
 	/*
 	 * The ULP's last act is a resume wherever it pauses or postpones, so
 	 * a paused engine at the end lost that resume: nothing will poll or

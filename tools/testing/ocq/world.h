@@ -64,7 +64,14 @@ struct ModeInfo {
 				// 3: done() sleeps while its ring slot is
 				// reused (reuse_sleep());
 				// 4: a flow_key, and a flush last (the
-				// flow barrier)
+				// flow barrier);
+				// 5: lone completions, each once the last
+				// was dispatched and the CQ armed again;
+				// 6: groups of 2, 4 and 4 completions for
+				// IB_OCQ_DEFER_DIM's threshold (producer());
+				// 7: a burst, once the CQ was first armed,
+				// which the busy poller waits for
+				// (busy_poller()); its budget is 1
 	unsigned int defer;	// deferred re-arm: defer_polls (0: off); the
 				// HCA adds its last completion only once the
 				// CQ run armed after deferring (or the timer
@@ -112,6 +119,13 @@ struct Outcome {
 	long suspensions_ended = 0; // ... timer fires that took the CQ unit
 				    // from a suspension
 	long busy_ebusy = 0;	// ... busy polls that returned -EBUSY
+	long busy_backoffs = 0;	// ... busy polls that handed the CQ unit to a
+				// delayed run after a verb failed
+	long busy_spent = 0;	// ... busy polls that spent their budget
+	bool min_back = false;	// IB_OCQ_DEFER_DIM: the threshold came back to
+				// 2 after a deferral that paid
+	long hol_waits = 0;	// wait_next 2: done() calls while a completion
+				// waited in the CQ with nothing to fetch it
 };
 
 class World {
@@ -168,6 +182,7 @@ private:
 
 	const Completion *completion_of(const struct ib_wc *wc) const;
 	bool quiet() const;
+	void check_quiet_armed();
 	bool in_cq_run() const;
 	bool sees_payload(const Completion *c);
 	void check_claims();
@@ -195,15 +210,21 @@ private:
 	long fire_limit() const;
 	void busy_poller();
 	void busy_check(int ret);
+	unsigned int busy_budget() const;
 	bool in_busy_poll() const;
+	void busy_handoff();
 	void note_hold();
 	bool deferral_over() const;
+	void arrival(int i);
+	bool armed_again(int i) const;
 	// completions a CQ run takes before it must defer its re-arm: the
 	// contract of &ib_ocq_attr.defer_usecs (1) and IB_OCQ_DEFER_DIM (the
 	// engine's adapted threshold, checked by dim_threshold())
 	long defer_min();
 	long defer_got();
 	void dim_threshold(long min);
+	void dim_deferred(long got, long min);
+	void dim_armed(long min);
 	void begin_cq_run();
 	void end_cq_run();
 	void teardown();
@@ -293,6 +314,18 @@ private:
 	long short_arms_ = 0;		// see Outcome::short_arms
 	long last_min_ = 2;		// the threshold last seen (defer-dim)
 	bool min_grew_ = false;		// see Outcome::min_grew
+	// IB_OCQ_DEFER_DIM, strict mode: the threshold's next move, from what
+	// the world saw (dim_deferred(), dim_armed())
+	long dim_count_ = 0;		// the count a check after the CQ run's
+					// last poll uses: the engine's, and the
+					// poll's
+	bool dim_chain_ = false;	// a deferral with the threshold's count
+					// since the last arm
+	bool dim_paid_ = false;		// ... and a later one again
+	long dim_expect_ = -1;		// the threshold the arm left, or -1
+	bool dim_expect_paid_ = false;	// ... after a deferral that paid
+	bool min_back_ = false;		// see Outcome::min_back
+	long hol_waits_ = 0;		// see Outcome::hol_waits
 	bool torn_ = false;		// teardown began (ocq_engine_disable)
 	// the ULP's busy polls (suspension), a context of its own
 	int busy_ctx_ = -1;		// its context
@@ -303,6 +336,12 @@ private:
 	long bp_polls_ = 0;		// this busy poll: its polls
 	bool bp_armed_ = false;		// this busy poll: an arm confirmed
 	bool bp_suspended_ = false;	// this busy poll: ops->suspend()
+	bool bp_failed_ = false;	// this busy poll: a verb returned -errno
+	long bp_refused_ = 0;		// ... arms that returned > 0
+	bool bp_handed_ = false;	// ... it queued a run of the CQ unit
+					// (ocq_yield(): a back-off)
+	long busy_backoffs_ = 0;	// see Outcome::busy_backoffs
+	long busy_spent_ = 0;		// see Outcome::busy_spent
 	long taken_ = 0;		// completions the CQ's polls returned
 	long busy_took_ = 0;		// busy polls that took the CQ unit
 	long busy_ebusy_ = 0;		// see Outcome::busy_ebusy
