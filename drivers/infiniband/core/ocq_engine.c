@@ -402,14 +402,20 @@ static bool ocq_wc_unposted(const struct ib_wc *wc)
 	return !wc->wr_cqe || wc->status != IB_WC_SUCCESS;
 }
 
-static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
-			 struct ib_wc *wc)
+/* done() of @wc; one without an ib_cqe is dropped, as ib_cq does. */
+static inline void ocq_done(struct ocq_engine *e, struct ib_wc *wc)
 {
-	WRITE_ONCE(u->completions, u->completions + 1);
 	if (likely(wc->wr_cqe))
 		wc->wr_cqe->done(e->cq, wc);
 	else
 		WARN_ON_ONCE(wc->status == IB_WC_SUCCESS);
+}
+
+static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
+			 struct ib_wc *wc)
+{
+	WRITE_ONCE(u->completions, u->completions + 1);
+	ocq_done(e, wc);
 }
 
 /*
@@ -464,21 +470,26 @@ static bool ocq_cq_goes_first(struct ocq_engine *e)
 
 /*
  * Whether completions handed on are still waiting in a flow domain or the
- * reorder ring.  Only the CQ run asks; it owns the heads it compares.
+ * reorder ring.  Only the CQ run asks; it owns what it compares with.  In
+ * flow mode it looks only at the domains it handed completions to since it
+ * last saw them idle: a domain that dispatched all it was handed stays
+ * idle until the CQ run hands it more.
  */
 static bool ocq_domains_busy(struct ocq_engine *e)
 {
-	unsigned int i;
+	u64 maybe;
 
 	if (e->mode == IB_OCQ_PARALLEL)
 		/* pairs with smp_store_release() in ocq_commit_drain() */
 		return e->produced != smp_load_acquire(&e->committed);
-	for (i = 1; e->mode == IB_OCQ_FLOW && i < e->nr_units; i++) {
-		struct ocq_unit *u = &e->units[i];
+	for (maybe = e->maybe_busy; maybe; maybe &= maybe - 1) {
+		unsigned int d = __ffs64(maybe);
 
 		/* pairs with smp_store_release() in ocq_flow_drain() */
-		if (u->head != smp_load_acquire(&u->tail))
+		if (e->fqueues[d].pushed !=
+		    smp_load_acquire(&e->units[1 + d].popped))
 			return true;
+		e->maybe_busy &= ~BIT_ULL(d);
 	}
 	return false;
 }
@@ -490,16 +501,30 @@ static bool ocq_domains_idle(struct ocq_engine *e, int unused)
 
 /* --- IB_OCQ_STRICT: the CQ run dispatches itself --- */
 
+/*
+ * Dispatch the rest of the batch in CQ order, stopping at a completion
+ * boundary when a done() paused the OCQ or it is torn down.  The position
+ * and the count live in registers across the done() calls, which may not
+ * touch the CQ run's state (a busy poll from done() gets -EBUSY).
+ */
 static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 {
 	struct ocq_unit *u = &e->units[OCQ_UNIT_CQ];
+	unsigned int pos = e->wc_pos, end = e->wc_cnt;
+	enum ocq_step step = OCQ_MORE;
 
-	while (e->wc_pos < e->wc_cnt) {
-		if (ocq_stopped(e, OCQ_UNIT_CQ))
-			return OCQ_WAIT;
-		ocq_dispatch(e, u, &e->wcs[e->wc_pos++]);
+	for (; pos < end; pos++) {
+		struct ib_wc *wc = &e->wcs[pos];
+
+		if (atomic_read(&u->gate) & (OCQ_PAUSED | OCQ_DEAD)) {
+			step = OCQ_WAIT;
+			break;
+		}
+		ocq_done(e, wc);
 	}
-	return OCQ_MORE;
+	WRITE_ONCE(u->completions, u->completions + pos - e->wc_pos);
+	e->wc_pos = pos;
+	return step;
 }
 
 /* --- IB_OCQ_FLOW: the CQ run routes, one run per flow dispatches --- */
@@ -524,12 +549,21 @@ static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
 	return 1 + reciprocal_scale(hash_32(key, 32), e->nr_domains);
 }
 
-static bool ocq_flow_has_room(struct ocq_engine *e, int unit)
+/*
+ * Whether the pool has a free slot for the CQ run: of its own, or freed by
+ * the domains since it last looked, which it then takes whole.  The xchg
+ * pairs with the cmpxchg of ocq_flow_return(): the slots' last reader,
+ * done(), is done with them.  The plain look first spares the RMW while
+ * the domains hold every slot (a stall's repeated look).
+ */
+static bool ocq_pool_has_room(struct ocq_engine *e, int unused)
 {
-	struct ocq_unit *u = &e->units[unit];
-
-	/* pairs with smp_store_release() in ocq_flow_drain() */
-	return u->head - smp_load_acquire(&u->tail) <= e->ring_mask;
+	if (e->pool != OCQ_NIL)
+		return true;
+	if (atomic_read(&e->returned) == (int)OCQ_NIL)
+		return false;
+	e->pool = atomic_xchg(&e->returned, OCQ_NIL);
+	return true;
 }
 
 static void ocq_kick_mask(struct ocq_engine *e, u64 *mask)
@@ -558,23 +592,36 @@ static bool ocq_flow_barrier(struct ocq_engine *e, struct ib_wc *wc)
 	return true;
 }
 
-/* Hand @wc to its flow's ring; false if the run must wait for room. */
+/*
+ * Hand @wc to its flow's queue; false if the run must wait for room.  The
+ * pool is shared: the run waits only when the domains together hold a
+ * CQ's worth, and then for any of them to free a slot.
+ */
 static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 {
-	unsigned int unit = ocq_flow_of(e, wc);
-	struct ocq_unit *u = &e->units[unit];
+	unsigned int d = ocq_flow_of(e, wc) - 1;
+	struct ocq_fqueue *q = &e->fqueues[d];
+	struct ocq_fslot *slot;
+	u32 idx;
 
-	if (!ocq_flow_has_room(e, unit)) {
+	if (!ocq_pool_has_room(e, 0)) {
 		ocq_kick_mask(e, touched);
-		if (!ocq_stall(e, unit, ocq_flow_has_room)) {
+		if (!ocq_stall(e, OCQ_STALL_ANY, ocq_pool_has_room)) {
 			WRITE_ONCE(e->stalls, e->stalls + 1);
 			return false;
 		}
 	}
-	u->ring[u->head & e->ring_mask] = *wc;
+	idx = e->pool;
+	slot = &e->fslots[idx];
+	e->pool = slot->next;
+	slot->wc = *wc;
+	slot->next = OCQ_NIL;
 	/* pairs with smp_load_acquire() in ocq_flow_drain() */
-	smp_store_release(&u->head, u->head + 1);
-	*touched |= BIT_ULL(unit - 1);
+	smp_store_release(&e->fslots[q->tail].next, idx);
+	q->tail = idx;
+	q->pushed++;
+	e->maybe_busy |= BIT_ULL(d);
+	*touched |= BIT_ULL(d);
 	return true;
 }
 
@@ -644,32 +691,80 @@ static enum ocq_step ocq_flow_deliver(struct ocq_engine *e)
 	return step;
 }
 
+/* Slots a domain freed, chained through their @next, not given back yet. */
+struct ocq_freed {
+	u32 first;
+	u32 last;
+};
+
+static void ocq_freed_add(struct ocq_engine *e, struct ocq_freed *f, u32 idx)
+{
+	e->fslots[idx].next = f->first;
+	if (f->first == OCQ_NIL)
+		f->last = idx;
+	f->first = idx;
+}
+
 /*
- * Dispatch up to @left completions of a flow ring.  Every IB_OCQ_HOL_DONES
- * of them, wake a CQ run that waits for this domain or for any: another
- * flow's completion may be waiting in the unarmed CQ behind this backlog.
+ * Give the slots a domain freed back to the CQ run, in one RMW.  The fully
+ * ordered cmpxchg pairs with the xchg of ocq_pool_has_room(): done() read
+ * the slots before the CQ run fills them again.
+ */
+static void ocq_flow_return(struct ocq_engine *e, struct ocq_freed *f)
+{
+	int old = atomic_read(&e->returned);
+
+	if (f->first == OCQ_NIL)
+		return;
+	do {
+		e->fslots[f->last].next = old;
+	} while (!atomic_try_cmpxchg(&e->returned, &old, f->first));
+	f->first = OCQ_NIL;
+}
+
+/*
+ * Whether the CQ run may wait for this domain: a plain look, between two
+ * done() calls.  A wait it misses is seen IB_OCQ_HOL_DONES done() calls
+ * later, and at the end of the pass with a full barrier (ocq_unstall()).
+ */
+static bool ocq_cq_waits(struct ocq_engine *e)
+{
+	return atomic_read(&e->stalled) != OCQ_NO_STALL;
+}
+
+/*
+ * Dispatch up to @left completions of a flow domain's queue, freeing the
+ * slots as it goes.  Every IB_OCQ_HOL_DONES of them, if the CQ run waits
+ * (for this domain, for any, or for room), give the freed slots back and
+ * wake it: another flow's completion may be waiting in the unarmed CQ
+ * behind this backlog.
  */
 static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 				   unsigned int left)
 {
+	struct ocq_freed freed = { .first = OCQ_NIL };
 	struct ocq_unit *u = &e->units[unit];
 	unsigned int n = 0;
-	u32 head;
+	u32 next;
 
-	/* pairs with smp_store_release() in ocq_flow_route() */
-	head = smp_load_acquire(&u->head);
-	while (u->tail != head && n < left) {
-		if (atomic_read(&u->gate) & OCQ_DEAD)
+	while (n < left && !(atomic_read(&u->gate) & OCQ_DEAD)) {
+		/* pairs with smp_store_release() in ocq_flow_route() */
+		next = smp_load_acquire(&e->fslots[u->stub].next);
+		if (next == OCQ_NIL)
 			break;
-		ocq_dispatch(e, u, &u->ring[u->tail & e->ring_mask]);
-		/* the slot is reused only after done() returned */
-		smp_store_release(&u->tail, u->tail + 1);
-		if (!(++n % IB_OCQ_HOL_DONES)) {
+		ocq_dispatch(e, u, &e->fslots[next].wc);
+		ocq_freed_add(e, &freed, u->stub);
+		u->stub = next;
+		/* done() returned: pairs with ocq_domains_busy()'s acquire */
+		smp_store_release(&u->popped, u->popped + 1);
+		if (!(++n % IB_OCQ_HOL_DONES) && ocq_cq_waits(e)) {
+			ocq_flow_return(e, &freed);
 			ocq_unstall(e, unit);
 			if (ocq_cq_goes_first(e))
 				break;
 		}
 	}
+	ocq_flow_return(e, &freed);
 	return n;
 }
 
@@ -706,11 +801,43 @@ static void ocq_kick_workers(struct ocq_engine *e, unsigned int n)
 		ocq_kick(e, 1);
 }
 
+/*
+ * No hop when nothing could overlap: a short batch taken while the reorder
+ * ring is empty is processed and committed by the CQ run itself, in CQ
+ * order.  An empty ring means that every earlier completion was committed
+ * (the commit unit advances @committed only after done() returned) and so
+ * processed, and only the CQ run fills the ring, so no process() or done()
+ * of the OCQ runs meanwhile.  Another completion that arrives meanwhile
+ * waits in the CQ for at most IB_OCQ_HOL_DONES of them, as it would behind
+ * a busy commit unit.
+ */
+static bool ocq_parallel_inline(struct ocq_engine *e)
+{
+	return e->wc_cnt - e->wc_pos <= IB_OCQ_HOL_DONES &&
+	       !ocq_domains_busy(e);
+}
+
 static enum ocq_step ocq_parallel_deliver(struct ocq_engine *e)
 {
-	unsigned int unit = ocq_commit_unit(e), n = 0;
+	unsigned int unit = ocq_commit_unit(e), n = 0, first = e->wc_pos;
 	enum ocq_step step = OCQ_MORE;
 
+	if (first < e->wc_cnt && ocq_parallel_inline(e)) {
+		while (e->wc_pos < e->wc_cnt) {
+			struct ib_wc *wc = &e->wcs[e->wc_pos];
+
+			if (ocq_stopped(e, OCQ_UNIT_CQ)) {
+				step = OCQ_WAIT;
+				break;
+			}
+			if (!ocq_wc_unposted(wc))
+				e->process(e->cq, wc);
+			ocq_dispatch(e, &e->units[OCQ_UNIT_CQ], wc);
+			e->wc_pos++;
+		}
+		WRITE_ONCE(e->inlined, e->inlined + e->wc_pos - first);
+		return step;
+	}
 	while (e->wc_pos < e->wc_cnt) {
 		struct ocq_slot *slot;
 
@@ -738,11 +865,19 @@ static enum ocq_step ocq_parallel_deliver(struct ocq_engine *e)
 	return step;
 }
 
-/* Claim the next published slot for processing; false if there is none. */
-static bool ocq_claim(struct ocq_engine *e, u32 *idx)
+/*
+ * Claim published slots for processing, up to @max: a worker's share of
+ * what is left (the others take the rest), so that one claim serves a
+ * batch under load and a lone slot behind a slow process() is left to
+ * another worker.  Return how many, from *@idx on; 0 if there is none.
+ */
+static unsigned int ocq_claim(struct ocq_engine *e, u32 *idx,
+			      unsigned int max)
 {
 	int c = atomic_read(&e->claimed);
+	unsigned int k;
 	u32 produced;
+	s32 left;
 
 	do {
 		/* pairs with smp_store_release() in ocq_parallel_deliver() */
@@ -755,29 +890,38 @@ static bool ocq_claim(struct ocq_engine *e, u32 *idx)
 		 * The kick that follows every publication makes a worker
 		 * look again.
 		 */
-		if ((s32)(produced - (u32)c) <= 0)
-			return false;
-	} while (!atomic_try_cmpxchg(&e->claimed, &c, c + 1));
+		left = produced - (u32)c;
+		if (left <= 0)
+			return 0;
+		k = clamp_t(unsigned int, left / e->nr_domains, 1, max);
+	} while (!atomic_try_cmpxchg(&e->claimed, &c, c + k));
 	*idx = c;
-	return true;
+	return k;
 }
 
+/*
+ * Process claimed slots; after each claim's batch, kick the commit unit
+ * once (every slot of the batch is marked processed by then).
+ */
 static unsigned int ocq_worker_drain(struct ocq_engine *e, unsigned int unit,
 				     unsigned int left)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, k;
 	u32 idx;
 
-	while (n < left && !(atomic_read(&e->units[unit].gate) & OCQ_DEAD) &&
-	       ocq_claim(e, &idx)) {
-		struct ocq_slot *slot = &e->slots[idx & e->ring_mask];
+	while (n < left && !(atomic_read(&e->units[unit].gate) & OCQ_DEAD)) {
+		k = ocq_claim(e, &idx, min(left - n, OCQ_BATCH));
+		if (!k)
+			break;
+		for (n += k; k; k--, idx++) {
+			struct ocq_slot *slot = &e->slots[idx & e->ring_mask];
 
-		if (!ocq_wc_unposted(&slot->wc))
-			e->process(e->cq, &slot->wc);
-		/* pairs with smp_load_acquire() in ocq_commit_drain() */
-		smp_store_release(&slot->processed, 1);
+			if (!ocq_wc_unposted(&slot->wc))
+				e->process(e->cq, &slot->wc);
+			/* pairs with smp_load_acquire() in ocq_commit_drain() */
+			smp_store_release(&slot->processed, 1);
+		}
 		ocq_kick(e, ocq_commit_unit(e));
-		n++;
 	}
 	return n;
 }
@@ -800,7 +944,7 @@ static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
 		ocq_dispatch(e, u, &slot->wc);
 		/* the slot is reused only after done() returned */
 		smp_store_release(&e->committed, e->committed + 1);
-		if (!(++n % IB_OCQ_HOL_DONES)) {
+		if (!(++n % IB_OCQ_HOL_DONES) && ocq_cq_waits(e)) {
 			ocq_unstall(e, unit);
 			if (ocq_cq_goes_first(e))
 				break;
@@ -1631,6 +1775,30 @@ static void ocq_free(struct ocq_engine *e, void *p)
 		kvfree(p);
 }
 
+/*
+ * The flow domains' queues: a pool of @ring slots and a stub per domain.
+ * Domain d's stub is slot d, the rest is the CQ run's free list.
+ */
+static int ocq_alloc_flow(struct ocq_engine *e, u32 ring)
+{
+	u32 i, n = ring + e->nr_domains;
+
+	e->fslots = ocq_alloc(e, n, sizeof(*e->fslots));
+	e->fqueues = ocq_alloc(e, e->nr_domains, sizeof(*e->fqueues));
+	if (!e->fslots || !e->fqueues)
+		return -ENOMEM;
+	for (i = 0; i < e->nr_domains; i++) {
+		e->fslots[i].next = OCQ_NIL;
+		e->fqueues[i].tail = i;
+		e->units[1 + i].stub = i;
+	}
+	for (i = e->nr_domains; i < n; i++)
+		e->fslots[i].next = i + 1 < n ? i + 1 : OCQ_NIL;
+	e->pool = e->nr_domains;
+	atomic_set(&e->returned, OCQ_NIL);
+	return 0;
+}
+
 static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
 {
 	unsigned int i;
@@ -1640,14 +1808,8 @@ static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
 		return -ENOMEM;
 	for (i = 0; i < e->nr_units; i++)
 		atomic_set(&e->units[i].gate, 0);
-	if (e->mode == IB_OCQ_FLOW) {
-		for (i = 1; i < e->nr_units; i++) {
-			e->units[i].ring =
-				ocq_alloc(e, ring, sizeof(struct ib_wc));
-			if (!e->units[i].ring)
-				return -ENOMEM;
-		}
-	}
+	if (e->mode == IB_OCQ_FLOW)
+		return ocq_alloc_flow(e, ring);
 	if (e->mode == IB_OCQ_PARALLEL) {
 		e->slots = ocq_alloc(e, ring, sizeof(*e->slots));
 		if (!e->slots)
@@ -1741,14 +1903,12 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
  */
 void ocq_engine_destroy(struct ocq_engine *e)
 {
-	unsigned int i;
-
-	if (e->units) {
-		for (i = 0; i < e->nr_units; i++)
-			ocq_free(e, e->units[i].ring);
-	}
+	ocq_free(e, e->fqueues);
+	ocq_free(e, e->fslots);
 	ocq_free(e, e->slots);
 	ocq_free(e, e->units);
+	e->fqueues = NULL;
+	e->fslots = NULL;
 	e->units = NULL;
 	e->slots = NULL;
 }
