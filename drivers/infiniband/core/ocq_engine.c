@@ -91,19 +91,17 @@ static int ocq_arm(struct ib_cq *cq, enum ib_arm_policy policy,
 }
 
 /*
- * One poll, and the arm once the CQ is drained: n completions or -errno;
- * the arm's result in *@arm (0 armed, > 0 not known to be armed, -errno).
+ * The arm of a CQ that a poll found drained (@n < @num_entries
+ * completions in @wc), and with %IB_ARM_DOUBLE_POLL the poll after it:
+ * n completions in all, or -errno; the arm's result in *@arm (0 armed,
+ * > 0 not known to be armed, -errno).
  */
-static int ocq_poll_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
-			enum ib_arm_policy policy, int *arm,
-			struct ocq_pn_count *cnt)
+static int ocq_arm_drained(struct ib_cq *cq, int num_entries,
+			   struct ib_wc *wc, enum ib_arm_policy policy, int n,
+			   int *arm, struct ocq_pn_count *cnt)
 {
-	int n, m;
+	int m;
 
-	n = ib_poll_cq(cq, num_entries, wc);
-	cnt->polls++;
-	if (n < 0 || n == num_entries)
-		return n;
 	*arm = ocq_arm(cq, policy, cnt);
 	if (*arm < 0 || policy != IB_ARM_DOUBLE_POLL)
 		return n;
@@ -118,22 +116,26 @@ static int ocq_poll_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
 }
 
 /*
- * The body of ib_poll_and_notify(), counting what it asks of the provider.
- * Completions already taken from the CQ are never dropped: when a later
- * step fails they are returned with IB_PN_REPOLL, and the error shows up
- * again on the next call.  An empty CQ the provider won't confirm armed is
- * polled again, IB_POLL_ARM_TRIES times at most.
+ * ib_poll_and_notify() from its first poll on, which returned @n: the
+ * arm once the CQ is drained, and the polls and arms again while the
+ * provider reports missed events on an empty CQ.  Completions already
+ * taken from the CQ are never dropped: when a later step fails they are
+ * returned with IB_PN_REPOLL, and the error shows up again on the next
+ * call.  An empty CQ the provider won't confirm armed is polled again,
+ * IB_POLL_ARM_TRIES times at most.
  */
-static int __ib_poll_and_notify(struct ib_cq *cq, int num_entries,
-				struct ib_wc *wc, enum ib_arm_policy policy,
-				enum ib_pn_status *status,
-				struct ocq_pn_count *cnt)
+static int ocq_notify_polled(struct ib_cq *cq, int num_entries,
+			     struct ib_wc *wc, enum ib_arm_policy policy,
+			     enum ib_pn_status *status,
+			     struct ocq_pn_count *cnt, int n)
 {
-	unsigned int tries;
-	int n, arm = 0;
+	unsigned int tries = 0;
+	int arm = 0;
 
-	for (tries = 0; tries < IB_POLL_ARM_TRIES; tries++) {
-		n = ocq_poll_arm(cq, num_entries, wc, policy, &arm, cnt);
+	for (;;) {
+		if (n >= 0 && n < num_entries)
+			n = ocq_arm_drained(cq, num_entries, wc, policy, n,
+					    &arm, cnt);
 		if (n < 0)
 			return n;
 		if (n == num_entries) {
@@ -152,8 +154,26 @@ static int __ib_poll_and_notify(struct ib_cq *cq, int num_entries,
 		}
 		if (arm < 0)
 			return arm;
+		if (++tries == IB_POLL_ARM_TRIES)
+			return -EAGAIN;
+		n = ib_poll_cq(cq, num_entries, wc);
+		cnt->polls++;
 	}
-	return -EAGAIN;
+}
+
+/*
+ * The body of ib_poll_and_notify(), counting what it asks of the
+ * provider: a poll, then ocq_notify_polled().
+ */
+static int __ib_poll_and_notify(struct ib_cq *cq, int num_entries,
+				struct ib_wc *wc, enum ib_arm_policy policy,
+				enum ib_pn_status *status,
+				struct ocq_pn_count *cnt)
+{
+	int n = ib_poll_cq(cq, num_entries, wc);
+
+	cnt->polls++;
+	return ocq_notify_polled(cq, num_entries, wc, policy, status, cnt, n);
 }
 
 /**
@@ -566,12 +586,25 @@ static bool ocq_pool_has_room(struct ocq_engine *e, int unused)
 	return true;
 }
 
+/*
+ * Kick the domains the CQ run handed completions to (@mask, which it
+ * clears).  With several, one full barrier instead of an RMW each: a
+ * domain whose gate then shows OCQ_KICK has a pass yet to begin, whose
+ * fully ordered start (ocq_pass_begin()) sees every link made before the
+ * barrier, so it needs no kick.
+ */
 static void ocq_kick_mask(struct ocq_engine *e, u64 *mask)
 {
+	bool many = *mask & (*mask - 1);
+
+	if (many)
+		smp_mb(); /* pairs with the fetch_andnot of ocq_pass_begin() */
 	while (*mask) {
 		unsigned int bit = __ffs64(*mask);
 
 		*mask &= ~BIT_ULL(bit);
+		if (many && (atomic_read(&e->units[1 + bit].gate) & OCQ_KICK))
+			continue;
 		ocq_kick(e, 1 + bit);
 	}
 }
@@ -744,17 +777,17 @@ static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 {
 	struct ocq_freed freed = { .first = OCQ_NIL };
 	struct ocq_unit *u = &e->units[unit];
+	u32 stub = u->stub, next;
 	unsigned int n = 0;
-	u32 next;
 
 	while (n < left && !(atomic_read(&u->gate) & OCQ_DEAD)) {
 		/* pairs with smp_store_release() in ocq_flow_route() */
-		next = smp_load_acquire(&e->fslots[u->stub].next);
+		next = smp_load_acquire(&e->fslots[stub].next);
 		if (next == OCQ_NIL)
 			break;
-		ocq_dispatch(e, u, &e->fslots[next].wc);
-		ocq_freed_add(e, &freed, u->stub);
-		u->stub = next;
+		ocq_done(e, &e->fslots[next].wc);
+		ocq_freed_add(e, &freed, stub);
+		stub = next;
 		/* done() returned: pairs with ocq_domains_busy()'s acquire */
 		smp_store_release(&u->popped, u->popped + 1);
 		if (!(++n % IB_OCQ_HOL_DONES) && ocq_cq_waits(e)) {
@@ -764,6 +797,8 @@ static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 				break;
 		}
 	}
+	u->stub = stub;
+	WRITE_ONCE(u->completions, u->completions + n);
 	ocq_flow_return(e, &freed);
 	return n;
 }
@@ -1095,16 +1130,6 @@ static bool ocq_suspend_due(struct ocq_engine *e, int n)
 	return e->busy_got + n > 0;
 }
 
-/* A poll that does not arm: the arm is postponed, deferred or parked. */
-static int ocq_poll_plain(struct ocq_engine *e, enum ib_pn_status *st,
-			  struct ocq_pn_count *cnt)
-{
-	int n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
-
-	cnt->polls++;
-	*st = n == OCQ_BATCH ? IB_PN_MORE : IB_PN_EMPTY_ARMED;
-	return n;
-}
 
 /* What one ocq_poll() took and asked of the provider. */
 static void ocq_poll_account(struct ocq_engine *e, int n,
@@ -1129,37 +1154,49 @@ static void ocq_poll_account(struct ocq_engine *e, int n,
  */
 static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool suspend)
 {
-	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
-	/* a busy poll suspends even while domains hold work: see below */
-	bool busy = !postpone && !suspend && ocq_domains_busy(e);
-	bool defer = !postpone && !busy && (e->defer_polls || suspend);
-	bool armed = false;
-	struct ocq_pn_count cnt = {};
-	enum ib_pn_status st = IB_PN_EMPTY_ARMED;
-	int n = 0;
+	struct ocq_pn_count cnt = { .polls = 1 };
+	enum ib_pn_status st = IB_PN_MORE;
+	bool postpone = false, busy = false, defer = false, armed = false;
+	int n;
 
-	if (postpone || busy || defer) {
-		n = ocq_poll_plain(e, &st, &cnt);
-		/*
-		 * Too few completions to defer (e->defer_min): this poll's
-		 * are handed on as a batch of their own, and the next poll,
-		 * which finds the count still short, arms.
-		 */
-		if (defer && suspend) {
-			if (n >= 0 && st != IB_PN_MORE)
-				defer = ocq_suspend_due(e, n);
-			/* nothing taken since the run's confirmed arm */
-			armed = !defer && !n && e->armed;
-		} else if (defer && n > 0 && e->defer_got + n < e->defer_min) {
-			st = IB_PN_MORE;
-		} else if (defer && n >= 0 && st != IB_PN_MORE) {
-			defer = ocq_defer_due(e, e->defer_got + n);
-		}
+	/*
+	 * Every step begins with a plain poll.  A full batch leaves nothing
+	 * to decide (the CQ is not drained); a short one is where the arm is
+	 * postponed, parked, deferred, suspended or made.
+	 */
+	n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
+	if (likely(n == OCQ_BATCH) || n < 0)
+		goto out;
+	st = IB_PN_EMPTY_ARMED;
+	postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
+	/* a busy poll suspends even while domains hold work: see below */
+	busy = !postpone && !suspend && ocq_domains_busy(e);
+	defer = !postpone && !busy && (e->defer_polls || suspend);
+	if (!postpone && !busy && !defer) {
+		/* drained: this poll is the one the arm follows */
+		n = ocq_notify_polled(e->cq, OCQ_BATCH, e->wcs, e->policy, &st,
+				      &cnt, n);
+		goto out;
 	}
-	/* drained, or a deferred run's last empty poll: poll again and arm */
+	/*
+	 * Too few completions to defer (e->defer_min): this poll's are
+	 * handed on as a batch of their own, and the next poll, which finds
+	 * the count still short, arms.
+	 */
+	if (defer && suspend) {
+		defer = ocq_suspend_due(e, n);
+		/* nothing taken since the run's confirmed arm */
+		armed = !defer && !n && e->armed;
+	} else if (defer && n > 0 && e->defer_got + n < e->defer_min) {
+		st = IB_PN_MORE;
+	} else if (defer) {
+		defer = ocq_defer_due(e, e->defer_got + n);
+	}
+	/* a deferred run's last empty poll: poll again and arm */
 	if (!postpone && !busy && !defer && !armed)
 		n = __ib_poll_and_notify(e->cq, OCQ_BATCH, e->wcs, e->policy,
 					 &st, &cnt);
+out:
 	ocq_poll_account(e, n, &cnt);
 	trace_ocq_poll(e->cq, n,
 		       n >= 0 &&
