@@ -49,7 +49,6 @@
 #include <linux/log2.h>
 #include <linux/math.h>
 #include <linux/minmax.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_ocq.h>
@@ -530,20 +529,21 @@ static bool ocq_domains_idle(struct ocq_engine *e, int unused)
 static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 {
 	struct ocq_unit *u = &e->units[OCQ_UNIT_CQ];
-	unsigned int pos = e->wc_pos, end = e->wc_cnt;
+	struct ib_wc *wc = &e->wcs[e->wc_pos], *end = &e->wcs[e->wc_cnt];
 	enum ocq_step step = OCQ_MORE;
+	atomic_t *gate = &u->gate;
+	unsigned int n;
 
-	for (; pos < end; pos++) {
-		struct ib_wc *wc = &e->wcs[pos];
-
-		if (atomic_read(&u->gate) & (OCQ_PAUSED | OCQ_DEAD)) {
+	for (; wc < end; wc++) {
+		if (atomic_read(gate) & (OCQ_PAUSED | OCQ_DEAD)) {
 			step = OCQ_WAIT;
 			break;
 		}
 		ocq_done(e, wc);
 	}
-	WRITE_ONCE(u->completions, u->completions + pos - e->wc_pos);
-	e->wc_pos = pos;
+	n = wc - &e->wcs[e->wc_pos];
+	WRITE_ONCE(u->completions, u->completions + n);
+	e->wc_pos += n;
 	return step;
 }
 
@@ -945,7 +945,7 @@ static unsigned int ocq_worker_drain(struct ocq_engine *e, unsigned int unit,
 	u32 idx;
 
 	while (n < left && !(atomic_read(&e->units[unit].gate) & OCQ_DEAD)) {
-		k = ocq_claim(e, &idx, min(left - n, OCQ_BATCH));
+		k = ocq_claim(e, &idx, min(left - n, OCQ_CLAIM_MAX));
 		if (!k)
 			break;
 		for (n += k; k; k--, idx++) {
@@ -1419,6 +1419,13 @@ static unsigned int ocq_domain_run(struct ocq_engine *e, unsigned int unit)
  */
 unsigned int ocq_engine_run(struct ocq_engine *e, unsigned int unit)
 {
+	/*
+	 * A run queued by a kick that came just before the disable may
+	 * begin after the host destroyed the CQ: it touches nothing but its
+	 * gate (see ocq_engine_disable()).
+	 */
+	if (ocq_engine_dead(e, unit))
+		return 0;
 	if (unit == OCQ_UNIT_CQ)
 		return ocq_cq_run(e);
 	return ocq_domain_run(e, unit);
@@ -1434,16 +1441,9 @@ unsigned int ocq_engine_run(struct ocq_engine *e, unsigned int unit)
  */
 void ocq_engine_event(struct ocq_engine *e)
 {
-	/*
-	 * A read-side critical section: either the kick sees the OCQ_DEAD
-	 * that ocq_engine_disable() set before synchronize_rcu(), or disable
-	 * waits until this call returned.
-	 */
-	rcu_read_lock();
 	atomic_long_inc(&e->events);
 	trace_ocq_event(e->cq);
 	ocq_kick(e, OCQ_UNIT_CQ);
-	rcu_read_unlock();
 }
 
 /**
@@ -1546,15 +1546,8 @@ bool ocq_engine_lease(struct ocq_engine *e)
 	int gate = atomic_read(&e->units[OCQ_UNIT_CQ].gate);
 	bool ended = false;
 
-	/*
-	 * A read-side section like ocq_engine_event()'s: a resume that got
-	 * past the OCQ_DEAD check has scheduled its run before
-	 * ocq_engine_disable() returns, so the host's cancel sees it.
-	 */
-	rcu_read_lock();
 	if (e->lease_marked)
 		ended = ocq_unpause(e, &gate, e->lease_mark);
-	rcu_read_unlock();
 	if (ended) {
 		e->lease_marked = false;
 		WRITE_ONCE(e->lease_resumes, e->lease_resumes + 1);
@@ -1654,15 +1647,20 @@ int ocq_engine_busy_poll(struct ocq_engine *e, unsigned int budget)
 }
 
 /**
- * ocq_engine_disable - schedule nothing more, and wait for the handlers
+ * ocq_engine_disable - schedule nothing more
  * @e: the engine
  *
- * After it returns no completion handler is inside ocq_engine_event() and
- * none will schedule a run; runs already queued end at their next boundary
- * without a done() call.  The host then cancels its queued runs, from the
- * CQ unit on, before it frees anything.
+ * Sets OCQ_DEAD on every gate.  A kick that reads a gate afterwards
+ * (ocq_engine_event(), a resume, the lease, the watchdog, a domain's)
+ * schedules nothing; runs under way end at their next completion
+ * boundary without another done() call, and a run that begins afterwards
+ * touches nothing but its gate.  A kick that read its gate before may
+ * still queue a run later, so the host cancels its units, from the CQ
+ * unit on, destroys the CQ (after which its provider calls no handler),
+ * and cancels them once more before it frees the engine.  No grace
+ * period: the provider's destroy is what bounds the handlers.
  *
- * Context: process context; sleeps for an RCU grace period.
+ * Context: any context.
  */
 void ocq_engine_disable(struct ocq_engine *e)
 {
@@ -1670,8 +1668,6 @@ void ocq_engine_disable(struct ocq_engine *e)
 
 	for (i = 0; i < e->nr_units; i++)
 		atomic_or(OCQ_DEAD, &e->units[i].gate);
-	/* waits for the read-side sections of ocq_engine_event() */
-	synchronize_rcu();
 }
 
 /**

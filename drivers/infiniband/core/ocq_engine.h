@@ -51,6 +51,13 @@
 #define OCQ_BATCH 16
 #endif
 /*
+ * %IB_OCQ_PARALLEL: reorder slots a worker claims at once, at most (its
+ * share of what is published and unclaimed, at least one): under load one
+ * claim and one kick of the commit unit serve this many completions, while
+ * a lone slot behind a slow process() is still left to another worker
+ */
+#define OCQ_CLAIM_MAX 32U
+/*
  * %IB_OCQ_DEFER_DIM: completions since the last arm or deferral before the
  * arm is deferred, at least; the threshold adapts between this and OCQ_BATCH
  */
@@ -360,6 +367,19 @@ struct ocq_engine {
 	bool lease_marked;
 	u64 lease_resumes;
 };
+
+/**
+ * ocq_engine_dead - whether a unit of @e was disabled
+ * @e: the engine
+ * @unit: the unit
+ *
+ * Context: any context.
+ * Return: true once ocq_engine_disable() set OCQ_DEAD on @unit's gate.
+ */
+static inline bool ocq_engine_dead(struct ocq_engine *e, unsigned int unit)
+{
+	return atomic_read(&e->units[unit].gate) & OCQ_DEAD;
+}
 
 int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		    const struct ib_ocq_attr *attr, unsigned int nr_cpus,
