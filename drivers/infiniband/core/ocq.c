@@ -916,17 +916,17 @@ static void ib_ocq_free_rcu(struct rcu_head *rcu)
  *    schedules nothing, a run under way ends at its next completion, and
  *    one that begins later touches nothing but its gate;
  * 2. the units are cancelled, the CQ unit first (it is what kicks the
- *    domains; a domain that took its gate before the disable may queue
- *    it again, hence its second cancel after the timer's), then the
- *    deferral's timer (the CQ run that deferred started it before its
- *    cancel returned; busy polls must have stopped before the free), the
- *    pause lease (no run is left to pause) and DIM's work item (no run
- *    is left to sample; the ones that begin later see the engine dead);
+ *    domains), then the deferral's timer (the CQ run that deferred
+ *    started it before its cancel returned; busy polls must have stopped
+ *    before the free), the pause lease (no run is left to pause) and
+ *    DIM's work item (no run is left to sample; the ones that begin
+ *    later see the engine dead);
  * 3. the CQ is destroyed: a handler that read a gate before the disable
  *    has queued its run by the time the provider's destroy returns;
- * 4. every unit is cancelled once more: those runs, and one that the
- *    lease's last tick queued, are removed before they begin, or waited
- *    for (they touch nothing);
+ * 4. every unit is cancelled once more: what such a handler, a domain
+ *    that took the CQ unit's gate before the disable, the timer or the
+ *    lease's last tick queued is removed before it begins, or waited for
+ *    (it touches nothing);
  * 5. the memory is freed, after a grace period on %IB_POLL_SOFTIRQ only:
  *    a softirq poll that completed its iop (so irq_poll_disable() went
  *    through) may still be reading its ocq_work, and a softirq handler
@@ -945,7 +945,6 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 	for (i = 0; i < ocq->engine.nr_units; i++)
 		ib_ocq_cancel(&ocq->works[i]);
 	hrtimer_cancel(&ocq->defer);
-	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
 	cancel_delayed_work_sync(&ocq->lease);
 	ib_ocq_dim_exit(ocq);
 	if (!ib_ocq_destroy_cq(ocq))
