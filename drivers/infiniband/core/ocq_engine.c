@@ -1251,7 +1251,8 @@ static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
 	enum ocq_step polled = OCQ_MORE;
 
 	for (;;) {
-		if (ocq_stopped(e, OCQ_UNIT_CQ) || ocq_deliver(e) != OCQ_MORE)
+		if (ocq_stopped(e, OCQ_UNIT_CQ) ||
+		    (e->wc_pos < e->wc_cnt && ocq_deliver(e) != OCQ_MORE))
 			return OCQ_WAIT;
 		switch (polled) {
 		default:
