@@ -550,14 +550,13 @@ static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 /* --- IB_OCQ_FLOW: the CQ run routes, one run per flow dispatches --- */
 
 /*
- * The domain of a completion's flow.  hash_32(key, 32) is a multiply: the
- * product's low k bits depend only on the key's low k bits (bit 0 is its
- * parity), so taking it modulo nr_domains would put keys that share their
- * low bits, such as the QP numbers of a device's loopback receivers (one
- * parity) or aligned pointers, in a few domains.  reciprocal_scale() takes
- * the high, well-mixed bits instead.
+ * The flow of a completion: its entry in the flow table, by the key's hash.
+ * hash_32() takes the high bits of a multiply, which spread keys that share
+ * their low bits (one parity of QP numbers, aligned pointers).  Flows whose
+ * keys share an entry are placed as one.
  */
-static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
+static struct ocq_flow *ocq_flow_of(struct ocq_engine *e,
+				    const struct ib_wc *wc)
 {
 	u32 key;
 
@@ -566,7 +565,53 @@ static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
 		key = e->flow_key(e->cq, wc);
 	else
 		key = wc->qp ? wc->qp->qp_num : 0;
-	return 1 + reciprocal_scale(hash_32(key, 32), e->nr_domains);
+	return &e->flows[hash_32(key, e->flow_bits)];
+}
+
+/* Whether domain @d dispatched all it was handed; if so, it is idle. */
+static bool ocq_domain_idle(struct ocq_engine *e, unsigned int d)
+{
+	/* pairs with smp_store_release() in ocq_flow_drain() */
+	if (e->fqueues[d].pushed != smp_load_acquire(&e->units[1 + d].popped))
+		return false;
+	e->maybe_busy &= ~BIT_ULL(d);
+	return true;
+}
+
+/* A domain known idle, or found idle among those last seen busy; or -1. */
+static int ocq_idle_domain(struct ocq_engine *e)
+{
+	u64 idle = ~e->maybe_busy & e->domain_mask, maybe;
+
+	for (maybe = e->maybe_busy; !idle && maybe; maybe &= maybe - 1)
+		if (ocq_domain_idle(e, __ffs64(maybe)))
+			idle = ~e->maybe_busy & e->domain_mask;
+	return idle ? __ffs64(idle) : -1;
+}
+
+/*
+ * The domain of flow @f, DPDK eventdev's atomic scheduling: the one that
+ * has its completions while it has any (the flow's order); once it has
+ * none, its last one if that is idle, else any idle domain, so that a flow
+ * waits behind another's backlog only when every domain is busy (then it
+ * stays where it was).  Only the CQ run places flows: a flow moves only
+ * after its domain dispatched all of it, so its next done() comes after the
+ * last one's return, which the acquire of @popped orders.
+ */
+static unsigned int ocq_flow_place(struct ocq_engine *e, struct ocq_flow *f)
+{
+	unsigned int d = f->domain;
+	int idle;
+
+	/* pairs with smp_store_release() in ocq_flow_drain() */
+	if ((s32)(smp_load_acquire(&e->units[1 + d].popped) - f->last) < 0)
+		return d;
+	if (!(e->maybe_busy & BIT_ULL(d)) || ocq_domain_idle(e, d))
+		return d;
+	idle = ocq_idle_domain(e);
+	if (idle >= 0)
+		f->domain = idle;
+	return f->domain;
 }
 
 /*
@@ -632,9 +677,10 @@ static bool ocq_flow_barrier(struct ocq_engine *e, struct ib_wc *wc)
  */
 static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 {
-	unsigned int d = ocq_flow_of(e, wc) - 1;
-	struct ocq_fqueue *q = &e->fqueues[d];
+	struct ocq_flow *f = ocq_flow_of(e, wc);
+	struct ocq_fqueue *q;
 	struct ocq_fslot *slot;
+	unsigned int d;
 	u32 idx;
 
 	if (!ocq_pool_has_room(e, 0)) {
@@ -644,6 +690,8 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 			return false;
 		}
 	}
+	d = ocq_flow_place(e, f);
+	q = &e->fqueues[d];
 	idx = e->pool;
 	slot = &e->fslots[idx];
 	e->pool = slot->next;
@@ -653,6 +701,7 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 	smp_store_release(&e->fslots[q->tail].next, idx);
 	q->tail = idx;
 	q->pushed++;
+	f->last = q->pushed;
 	e->maybe_busy |= BIT_ULL(d);
 	*touched |= BIT_ULL(d);
 	return true;
@@ -670,21 +719,21 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
  */
 static bool ocq_flow_inline(struct ocq_engine *e)
 {
-	unsigned int i, unit = 0;
+	struct ocq_flow *flow = NULL, *f;
+	unsigned int i;
 
 	if (e->wc_cnt - e->wc_pos > IB_OCQ_HOL_DONES || ocq_domains_busy(e))
 		return false;
 	for (i = e->wc_pos; i < e->wc_cnt; i++) {
 		const struct ib_wc *wc = &e->wcs[i];
-		unsigned int d;
 
 		/* ocq_flow_barrier() would dispatch it here: domains are idle */
 		if (e->flow_key && ocq_wc_unposted(wc))
 			continue;
-		d = ocq_flow_of(e, wc);
-		if (unit && d != unit)
+		f = ocq_flow_of(e, wc);
+		if (flow && f != flow)
 			return false;
-		unit = d;
+		flow = f;
 	}
 	return true;
 }
@@ -1817,10 +1866,17 @@ static int ocq_alloc_flow(struct ocq_engine *e, u32 ring)
 {
 	u32 i, n = ring + e->nr_domains;
 
+	e->flow_bits = order_base_2(e->nr_domains * OCQ_FLOWS_PER_DOMAIN);
 	e->fslots = ocq_alloc(e, n, sizeof(*e->fslots));
 	e->fqueues = ocq_alloc(e, e->nr_domains, sizeof(*e->fqueues));
-	if (!e->fslots || !e->fqueues)
+	e->flows = ocq_alloc(e, BIT(e->flow_bits), sizeof(*e->flows));
+	if (!e->fslots || !e->fqueues || !e->flows)
 		return -ENOMEM;
+	e->domain_mask = e->nr_domains == 64 ? ~0ULL :
+					       BIT_ULL(e->nr_domains) - 1;
+	/* until first placed: the entry's share of the domains, spread */
+	for (i = 0; i < BIT(e->flow_bits); i++)
+		e->flows[i].domain = i % e->nr_domains;
 	for (i = 0; i < e->nr_domains; i++) {
 		e->fslots[i].next = OCQ_NIL;
 		e->fqueues[i].tail = i;
@@ -1937,10 +1993,12 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
  */
 void ocq_engine_destroy(struct ocq_engine *e)
 {
+	ocq_free(e, e->flows);
 	ocq_free(e, e->fqueues);
 	ocq_free(e, e->fslots);
 	ocq_free(e, e->slots);
 	ocq_free(e, e->units);
+	e->flows = NULL;
 	e->fqueues = NULL;
 	e->fslots = NULL;
 	e->units = NULL;
