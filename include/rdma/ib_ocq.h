@@ -76,7 +76,8 @@ enum ib_pn_status {
  *	calls.
  * @IB_OCQ_PARALLEL: &ib_ocq_attr.process runs for several completions at
  *	once on any CPU; done() (the commit step) then runs in CQ order, never
- *	concurrently.
+ *	concurrently (a short batch taken while nothing is pending is
+ *	processed and committed by the CQ's own run).
  */
 enum ib_ocq_mode {
 	IB_OCQ_STRICT,
@@ -210,7 +211,8 @@ struct ib_ocq_attr {
  *	%IB_POLL_SOFTIRQ, domain runs that let a queued CQ run go first
  * @pauses: ib_ocq_pause() calls and postponed arms
  * @rescues: completions found by the watchdog
- * @stalls: times the CQ run waited for room in an ordering domain
+ * @stalls: times the CQ run waited for room: in the flow domains' shared
+ *	queues, or in the reorder ring
  * @domain_runs: runs of flow domains, process workers and the commit step
  * @cq_errors: asynchronous CQ errors (overruns) the provider reported
  * @max_batch: most completions one run took from the CQ
@@ -219,9 +221,10 @@ struct ib_ocq_attr {
  *	next made progress started the next run
  * @provider_errors: failed polls or arms; the run retried a moment later
  * @lease_resumes: pauses and postponed arms that &ib_ocq_attr.pause_ms ended
- * @inlined: %IB_OCQ_FLOW: completions the CQ run dispatched itself, a
- *	short batch of one flow taken while every domain was idle (no hand-off
- *	to a domain's run)
+ * @inlined: %IB_OCQ_FLOW, %IB_OCQ_PARALLEL: completions the CQ run
+ *	dispatched itself, a short batch (of one flow) taken while every
+ *	domain was idle or the reorder ring empty (no hand-off to a domain's
+ *	run or a worker)
  * @defers: runs that left the drained CQ unarmed for the deferred re-arm's
  *	timer to poll it again (&ib_ocq_attr.defer_usecs)
  * @contended: %IB_POLL_DIRECT: ib_ocq_process_cq_direct() calls that found

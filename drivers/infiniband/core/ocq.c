@@ -152,7 +152,8 @@ static unsigned int ib_ocq_run(struct ocq_work *w)
 	unsigned int work;
 	u64 before, defers;
 
-	if (w->unit != OCQ_UNIT_CQ || !ocq->dim)
+	/* a run that begins during teardown may see DIM go away */
+	if (w->unit != OCQ_UNIT_CQ || !READ_ONCE(ocq->dim))
 		return ocq_engine_run(e, w->unit);
 	/*
 	 * The CQ unit's work item (or softirq poll) never runs twice at
@@ -163,6 +164,9 @@ static unsigned int ib_ocq_run(struct ocq_work *w)
 	before = READ_ONCE(e->taken);
 	defers = READ_ONCE(e->defers);
 	work = ocq_engine_run(e, w->unit);
+	/* torn down: DIM's work must not moderate a CQ being destroyed */
+	if (ocq_engine_dead(e, w->unit))
+		return work;
 	ocq->dim_taken += READ_ONCE(e->taken) - before;
 	if (READ_ONCE(e->armed) ||
 	    (READ_ONCE(e->defers) != defers && ocq->dim_taken)) {
@@ -364,32 +368,27 @@ static void ib_ocq_comp_handler(struct ib_cq *cq, void *cq_context)
 	 * A provider may call before the OCQ is published (a stale interrupt
 	 * of a reused CQ) or after it was unpublished.  Nothing is lost by
 	 * ignoring it: the engine starts paused, and its first run drains
-	 * the CQ before arming it; teardown wants no more runs.  The
-	 * read-side section is the engine's too: ocq_engine_disable() waits
-	 * for it, after the OCQ was unpublished.
+	 * the CQ before arming it; teardown wants no more runs.  A call that
+	 * found the OCQ returns before the provider's destroy of the CQ
+	 * does, which is what teardown waits for (ib_ocq_destroy()).
 	 */
-	rcu_read_lock();
 	ocq = ib_ocq_of(cq);
 	if (ocq)
 		ocq_engine_event(&ocq->engine);
-	rcu_read_unlock();
 }
 
 static void ib_ocq_event_handler(struct ib_event *event, void *cq_context)
 {
-	struct ib_ocq *ocq;
+	struct ib_ocq *ocq = ib_ocq_of(event->element.cq);
 
-	rcu_read_lock();
-	ocq = ib_ocq_of(event->element.cq);
-	if (ocq) {
-		if (ocq->poll_ctx == IB_POLL_DIRECT)
-			atomic64_inc(&ocq->direct.cq_errors);
-		else
-			ocq_engine_cq_error(&ocq->engine);
-		pr_err_ratelimited("ib_ocq: ocq%u: %s on its CQ\n", ocq->id,
-				   ib_event_msg(event->event));
-	}
-	rcu_read_unlock();
+	if (!ocq)
+		return;
+	if (ocq->poll_ctx == IB_POLL_DIRECT)
+		atomic64_inc(&ocq->direct.cq_errors);
+	else
+		ocq_engine_cq_error(&ocq->engine);
+	pr_err_ratelimited("ib_ocq: ocq%u: %s on its CQ\n", ocq->id,
+			   ib_event_msg(event->event));
 }
 
 static void ib_ocq_watchdog(struct work_struct *work)
@@ -621,7 +620,7 @@ static void ib_ocq_dim_exit(struct ib_ocq *ocq)
 		return;
 	cancel_work_sync(&ocq->dim->work);
 	ib_ocq_kvfree(ocq->dim);
-	ocq->dim = NULL;
+	WRITE_ONCE(ocq->dim, NULL);
 }
 
 /* A softirq run yields as ib_cq's IB_POLL_BUDGET_IRQ does. */
@@ -686,25 +685,33 @@ static void ib_ocq_direct_handler(struct ib_cq *cq, void *cq_context)
 }
 
 /*
- * A direct OCQ off the registry: no engine, no work items.  Its event
- * handler may still be inside the RCU read-side section in which it found
- * it: the grace period waits for that before the free.
+ * Destroy an OCQ's CQ; ocq's own use of it is given back first
+ * (ib_ocq_own_cq()).  Once it returns, the provider calls none of its
+ * handlers any more, and none is under way (ib_free_cq() frees the CQ on
+ * the same promise).  Return false if the provider refused: then the CQ
+ * lives on, and its handlers may still be called with this OCQ, so it is
+ * kept (leaked), with the module text they point into.
  */
-static void ib_ocq_destroy_direct(struct ib_ocq *ocq)
+static bool ib_ocq_destroy_cq(struct ib_ocq *ocq)
 {
 	int ret;
 
 	debugfs_remove_recursive(ocq->debugfs);
 	ib_ocq_disown_cq(ocq->cq);
 	ret = ib_destroy_cq_user(ocq->cq, NULL);
-	/* as in ib_ocq_destroy(): the CQ lives on with its handlers */
 	if (WARN_ONCE(ret, "ib_ocq: destroy of ocq%u's CQ failed: %d\n",
 		      ocq->id, ret)) {
 		__module_get(THIS_MODULE);
-		return;
+		return false;
 	}
-	synchronize_rcu();
-	ib_ocq_kvfree(ocq);
+	return true;
+}
+
+/* A direct OCQ off the registry: no engine, no work items. */
+static void ib_ocq_destroy_direct(struct ib_ocq *ocq)
+{
+	if (ib_ocq_destroy_cq(ocq))
+		ib_ocq_kvfree(ocq);
 }
 
 /*
@@ -890,15 +897,44 @@ static void ib_ocq_cancel(struct ocq_work *w)
 	cancel_delayed_work_sync(&w->dwork);
 }
 
+/* The engine and its work items, after a grace period (softirq). */
+static void ib_ocq_free_rcu(struct rcu_head *rcu)
+{
+	struct ib_ocq *ocq = container_of(rcu, struct ib_ocq, rcu);
+
+	ocq_engine_destroy(&ocq->engine);
+	ib_ocq_kvfree(ocq->works);
+	ib_ocq_kvfree(ocq);
+}
+
 /*
- * Tear down an OCQ that is off the registry and the handler table: a
- * handler that found it before is inside its read-side section, which
- * ocq_engine_disable() waits for.
+ * Tear down an OCQ that is off the registry: a completion handler finds it
+ * no more (ib_ocq_of()), but one that found it before may still be under
+ * way.  No grace period is waited for:
+ *
+ * 1. the engine is disabled: a kick that reads a gate from now on
+ *    schedules nothing, a run under way ends at its next completion, and
+ *    one that begins later touches nothing but its gate;
+ * 2. the units are cancelled, the CQ unit first (it is what kicks the
+ *    domains), then the deferral's timer (the CQ run that deferred
+ *    started it before its cancel returned; busy polls must have stopped
+ *    before the free), the pause lease (no run is left to pause) and
+ *    DIM's work item (no run is left to sample; the ones that begin
+ *    later see the engine dead);
+ * 3. the CQ is destroyed: a handler that read a gate before the disable
+ *    has queued its run by the time the provider's destroy returns;
+ * 4. every unit is cancelled once more: what such a handler, a domain
+ *    that took the CQ unit's gate before the disable, the timer or the
+ *    lease's last tick queued is removed before it begins, or waited for
+ *    (it touches nothing);
+ * 5. the memory is freed, after a grace period on %IB_POLL_SOFTIRQ only:
+ *    a softirq poll that completed its iop (so irq_poll_disable() went
+ *    through) may still be reading its ocq_work, and a softirq handler
+ *    is an RCU reader.
  */
 void ib_ocq_destroy(struct ib_ocq *ocq)
 {
 	unsigned int i;
-	int ret;
 
 	if (ocq->poll_ctx == IB_POLL_DIRECT) {
 		ib_ocq_destroy_direct(ocq);
@@ -906,57 +942,19 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 	}
 	cancel_delayed_work_sync(&ocq->watchdog);
 	ocq_engine_disable(&ocq->engine);
-	/*
-	 * The CQ unit first: it is what kicks the domains.  A domain that made
-	 * room or progress kicks the CQ unit back, and one that took its gate
-	 * before the disable may queue it after this first cancel: once the
-	 * domains are cancelled, cancel the CQ unit again.  Runs that start
-	 * after the disable kick nothing.
-	 */
 	for (i = 0; i < ocq->engine.nr_units; i++)
 		ib_ocq_cancel(&ocq->works[i]);
-	/*
-	 * The CQ run that deferred its arm started the timer before the
-	 * first cancel returned; no later run defers (they see OCQ_DEAD
-	 * before they poll), and busy polls, which start it too, have
-	 * stopped before the free (ib_ocq_busy_poll()).  The timer may have
-	 * queued a run before it is cancelled here: the CQ unit's cancel
-	 * below removes it.
-	 */
 	hrtimer_cancel(&ocq->defer);
-	cancel_delayed_work_sync(&ocq->works[OCQ_UNIT_CQ].dwork);
-	/*
-	 * A softirq poll that completed its iop (so irq_poll_disable() went
-	 * through) may still be reading its ocq_work: a softirq handler is
-	 * an RCU reader, so a grace period waits for it.
-	 */
-	if (ocq->poll_ctx == IB_POLL_SOFTIRQ)
-		synchronize_rcu();
-	/*
-	 * No run is left to pause, so nothing queues the lease again; a tick
-	 * that resumed before the disable scheduled its run inside an RCU
-	 * read-side section, so the cancels above saw it.
-	 */
 	cancel_delayed_work_sync(&ocq->lease);
-	/* no run is left: its last sample's work item goes before the CQ */
 	ib_ocq_dim_exit(ocq);
-	debugfs_remove_recursive(ocq->debugfs);
-	/* see ib_ocq_own_cq(): only ocq destroys its CQs */
-	ib_ocq_disown_cq(ocq->cq);
-	ret = ib_destroy_cq_user(ocq->cq, NULL);
-	/*
-	 * The CQ lives on, and its handlers may still be called with this
-	 * OCQ: keep the disabled engine (it schedules nothing) and the
-	 * module text they point into.
-	 */
-	if (WARN_ONCE(ret, "ib_ocq: destroy of ocq%u's CQ failed: %d\n",
-		      ocq->id, ret)) {
-		__module_get(THIS_MODULE);
+	if (!ib_ocq_destroy_cq(ocq))
 		return;
-	}
-	ocq_engine_destroy(&ocq->engine);
-	ib_ocq_kvfree(ocq->works);
-	ib_ocq_kvfree(ocq);
+	for (i = 0; i < ocq->engine.nr_units; i++)
+		cancel_delayed_work_sync(&ocq->works[i].dwork);
+	if (ocq->poll_ctx == IB_POLL_SOFTIRQ)
+		call_rcu(&ocq->rcu, ib_ocq_free_rcu);
+	else
+		ib_ocq_free_rcu(&ocq->rcu);
 }
 
 /* Take a pooled OCQ off the registry before the pool destroys it. */
@@ -1192,6 +1190,8 @@ static void __exit ib_ocq_exit(void)
 {
 	/* frees the pooled CQs of every device */
 	ib_ocq_pool_exit();
+	/* the softirq OCQs' frees (ib_ocq_free_rcu()) */
+	rcu_barrier();
 	debugfs_remove_recursive(ib_ocq_debugfs);
 	destroy_workqueue(ib_ocq_unbound_wq);
 	destroy_workqueue(ib_ocq_wq);

@@ -49,7 +49,6 @@
 #include <linux/log2.h>
 #include <linux/math.h>
 #include <linux/minmax.h>
-#include <linux/rcupdate.h>
 #include <linux/slab.h>
 #include <rdma/ib_verbs.h>
 #include <rdma/ib_ocq.h>
@@ -91,19 +90,17 @@ static int ocq_arm(struct ib_cq *cq, enum ib_arm_policy policy,
 }
 
 /*
- * One poll, and the arm once the CQ is drained: n completions or -errno;
- * the arm's result in *@arm (0 armed, > 0 not known to be armed, -errno).
+ * The arm of a CQ that a poll found drained (@n < @num_entries
+ * completions in @wc), and with %IB_ARM_DOUBLE_POLL the poll after it:
+ * n completions in all, or -errno; the arm's result in *@arm (0 armed,
+ * > 0 not known to be armed, -errno).
  */
-static int ocq_poll_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
-			enum ib_arm_policy policy, int *arm,
-			struct ocq_pn_count *cnt)
+static int ocq_arm_drained(struct ib_cq *cq, int num_entries,
+			   struct ib_wc *wc, enum ib_arm_policy policy, int n,
+			   int *arm, struct ocq_pn_count *cnt)
 {
-	int n, m;
+	int m;
 
-	n = ib_poll_cq(cq, num_entries, wc);
-	cnt->polls++;
-	if (n < 0 || n == num_entries)
-		return n;
 	*arm = ocq_arm(cq, policy, cnt);
 	if (*arm < 0 || policy != IB_ARM_DOUBLE_POLL)
 		return n;
@@ -118,22 +115,26 @@ static int ocq_poll_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
 }
 
 /*
- * The body of ib_poll_and_notify(), counting what it asks of the provider.
- * Completions already taken from the CQ are never dropped: when a later
- * step fails they are returned with IB_PN_REPOLL, and the error shows up
- * again on the next call.  An empty CQ the provider won't confirm armed is
- * polled again, IB_POLL_ARM_TRIES times at most.
+ * ib_poll_and_notify() from its first poll on, which returned @n: the
+ * arm once the CQ is drained, and the polls and arms again while the
+ * provider reports missed events on an empty CQ.  Completions already
+ * taken from the CQ are never dropped: when a later step fails they are
+ * returned with IB_PN_REPOLL, and the error shows up again on the next
+ * call.  An empty CQ the provider won't confirm armed is polled again,
+ * IB_POLL_ARM_TRIES times at most.
  */
-static int __ib_poll_and_notify(struct ib_cq *cq, int num_entries,
-				struct ib_wc *wc, enum ib_arm_policy policy,
-				enum ib_pn_status *status,
-				struct ocq_pn_count *cnt)
+static int ocq_notify_polled(struct ib_cq *cq, int num_entries,
+			     struct ib_wc *wc, enum ib_arm_policy policy,
+			     enum ib_pn_status *status,
+			     struct ocq_pn_count *cnt, int n)
 {
-	unsigned int tries;
-	int n, arm = 0;
+	unsigned int tries = 0;
+	int arm = 0;
 
-	for (tries = 0; tries < IB_POLL_ARM_TRIES; tries++) {
-		n = ocq_poll_arm(cq, num_entries, wc, policy, &arm, cnt);
+	for (;;) {
+		if (n >= 0 && n < num_entries)
+			n = ocq_arm_drained(cq, num_entries, wc, policy, n,
+					    &arm, cnt);
 		if (n < 0)
 			return n;
 		if (n == num_entries) {
@@ -152,8 +153,26 @@ static int __ib_poll_and_notify(struct ib_cq *cq, int num_entries,
 		}
 		if (arm < 0)
 			return arm;
+		if (++tries == IB_POLL_ARM_TRIES)
+			return -EAGAIN;
+		n = ib_poll_cq(cq, num_entries, wc);
+		cnt->polls++;
 	}
-	return -EAGAIN;
+}
+
+/*
+ * The body of ib_poll_and_notify(), counting what it asks of the
+ * provider: a poll, then ocq_notify_polled().
+ */
+static int __ib_poll_and_notify(struct ib_cq *cq, int num_entries,
+				struct ib_wc *wc, enum ib_arm_policy policy,
+				enum ib_pn_status *status,
+				struct ocq_pn_count *cnt)
+{
+	int n = ib_poll_cq(cq, num_entries, wc);
+
+	cnt->polls++;
+	return ocq_notify_polled(cq, num_entries, wc, policy, status, cnt, n);
 }
 
 /**
@@ -402,14 +421,20 @@ static bool ocq_wc_unposted(const struct ib_wc *wc)
 	return !wc->wr_cqe || wc->status != IB_WC_SUCCESS;
 }
 
-static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
-			 struct ib_wc *wc)
+/* done() of @wc; one without an ib_cqe is dropped, as ib_cq does. */
+static inline void ocq_done(struct ocq_engine *e, struct ib_wc *wc)
 {
-	WRITE_ONCE(u->completions, u->completions + 1);
 	if (likely(wc->wr_cqe))
 		wc->wr_cqe->done(e->cq, wc);
 	else
 		WARN_ON_ONCE(wc->status == IB_WC_SUCCESS);
+}
+
+static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
+			 struct ib_wc *wc)
+{
+	WRITE_ONCE(u->completions, u->completions + 1);
+	ocq_done(e, wc);
 }
 
 /*
@@ -464,21 +489,26 @@ static bool ocq_cq_goes_first(struct ocq_engine *e)
 
 /*
  * Whether completions handed on are still waiting in a flow domain or the
- * reorder ring.  Only the CQ run asks; it owns the heads it compares.
+ * reorder ring.  Only the CQ run asks; it owns what it compares with.  In
+ * flow mode it looks only at the domains it handed completions to since it
+ * last saw them idle: a domain that dispatched all it was handed stays
+ * idle until the CQ run hands it more.
  */
 static bool ocq_domains_busy(struct ocq_engine *e)
 {
-	unsigned int i;
+	u64 maybe;
 
 	if (e->mode == IB_OCQ_PARALLEL)
 		/* pairs with smp_store_release() in ocq_commit_drain() */
 		return e->produced != smp_load_acquire(&e->committed);
-	for (i = 1; e->mode == IB_OCQ_FLOW && i < e->nr_units; i++) {
-		struct ocq_unit *u = &e->units[i];
+	for (maybe = e->maybe_busy; maybe; maybe &= maybe - 1) {
+		unsigned int d = __ffs64(maybe);
 
 		/* pairs with smp_store_release() in ocq_flow_drain() */
-		if (u->head != smp_load_acquire(&u->tail))
+		if (e->fqueues[d].pushed !=
+		    smp_load_acquire(&e->units[1 + d].popped))
 			return true;
+		e->maybe_busy &= ~BIT_ULL(d);
 	}
 	return false;
 }
@@ -490,29 +520,43 @@ static bool ocq_domains_idle(struct ocq_engine *e, int unused)
 
 /* --- IB_OCQ_STRICT: the CQ run dispatches itself --- */
 
+/*
+ * Dispatch the rest of the batch in CQ order, stopping at a completion
+ * boundary when a done() paused the OCQ or it is torn down.  The position
+ * and the count live in registers across the done() calls, which may not
+ * touch the CQ run's state (a busy poll from done() gets -EBUSY).
+ */
 static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 {
 	struct ocq_unit *u = &e->units[OCQ_UNIT_CQ];
+	struct ib_wc *wc = &e->wcs[e->wc_pos], *end = &e->wcs[e->wc_cnt];
+	enum ocq_step step = OCQ_MORE;
+	atomic_t *gate = &u->gate;
+	unsigned int n;
 
-	while (e->wc_pos < e->wc_cnt) {
-		if (ocq_stopped(e, OCQ_UNIT_CQ))
-			return OCQ_WAIT;
-		ocq_dispatch(e, u, &e->wcs[e->wc_pos++]);
+	for (; wc < end; wc++) {
+		if (atomic_read(gate) & (OCQ_PAUSED | OCQ_DEAD)) {
+			step = OCQ_WAIT;
+			break;
+		}
+		ocq_done(e, wc);
 	}
-	return OCQ_MORE;
+	n = wc - &e->wcs[e->wc_pos];
+	WRITE_ONCE(u->completions, u->completions + n);
+	e->wc_pos += n;
+	return step;
 }
 
 /* --- IB_OCQ_FLOW: the CQ run routes, one run per flow dispatches --- */
 
 /*
- * The domain of a completion's flow.  hash_32(key, 32) is a multiply: the
- * product's low k bits depend only on the key's low k bits (bit 0 is its
- * parity), so taking it modulo nr_domains would put keys that share their
- * low bits, such as the QP numbers of a device's loopback receivers (one
- * parity) or aligned pointers, in a few domains.  reciprocal_scale() takes
- * the high, well-mixed bits instead.
+ * The flow of a completion: its entry in the flow table, by the key's hash.
+ * hash_32() takes the high bits of a multiply, which spread keys that share
+ * their low bits (one parity of QP numbers, aligned pointers).  Flows whose
+ * keys share an entry are placed as one.
  */
-static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
+static struct ocq_flow *ocq_flow_of(struct ocq_engine *e,
+				    const struct ib_wc *wc)
 {
 	u32 key;
 
@@ -521,23 +565,91 @@ static unsigned int ocq_flow_of(struct ocq_engine *e, const struct ib_wc *wc)
 		key = e->flow_key(e->cq, wc);
 	else
 		key = wc->qp ? wc->qp->qp_num : 0;
-	return 1 + reciprocal_scale(hash_32(key, 32), e->nr_domains);
+	return &e->flows[hash_32(key, e->flow_bits)];
 }
 
-static bool ocq_flow_has_room(struct ocq_engine *e, int unit)
+/* Whether domain @d dispatched all it was handed; if so, it is idle. */
+static bool ocq_domain_idle(struct ocq_engine *e, unsigned int d)
 {
-	struct ocq_unit *u = &e->units[unit];
+	/* pairs with smp_store_release() in ocq_flow_drain() */
+	if (e->fqueues[d].pushed != smp_load_acquire(&e->units[1 + d].popped))
+		return false;
+	e->maybe_busy &= ~BIT_ULL(d);
+	return true;
+}
+
+/* A domain known idle, or found idle among those last seen busy; or -1. */
+static int ocq_idle_domain(struct ocq_engine *e)
+{
+	u64 idle = ~e->maybe_busy & e->domain_mask, maybe;
+
+	for (maybe = e->maybe_busy; !idle && maybe; maybe &= maybe - 1)
+		if (ocq_domain_idle(e, __ffs64(maybe)))
+			idle = ~e->maybe_busy & e->domain_mask;
+	return idle ? __ffs64(idle) : -1;
+}
+
+/*
+ * The domain of flow @f, DPDK eventdev's atomic scheduling: the one that
+ * has its completions while it has any (the flow's order); once it has
+ * none, its last one if that is idle, else any idle domain, so that a flow
+ * waits behind another's backlog only when every domain is busy (then it
+ * stays where it was).  Only the CQ run places flows: a flow moves only
+ * after its domain dispatched all of it, so its next done() comes after the
+ * last one's return, which the acquire of @popped orders.
+ */
+static unsigned int ocq_flow_place(struct ocq_engine *e, struct ocq_flow *f)
+{
+	unsigned int d = f->domain;
+	int idle;
 
 	/* pairs with smp_store_release() in ocq_flow_drain() */
-	return u->head - smp_load_acquire(&u->tail) <= e->ring_mask;
+	if ((s32)(smp_load_acquire(&e->units[1 + d].popped) - f->last) < 0)
+		return d;
+	if (!(e->maybe_busy & BIT_ULL(d)) || ocq_domain_idle(e, d))
+		return d;
+	idle = ocq_idle_domain(e);
+	if (idle >= 0)
+		f->domain = idle;
+	return f->domain;
 }
 
+/*
+ * Whether the pool has a free slot for the CQ run: of its own, or freed by
+ * the domains since it last looked, which it then takes whole.  The xchg
+ * pairs with the cmpxchg of ocq_flow_return(): the slots' last reader,
+ * done(), is done with them.  The plain look first spares the RMW while
+ * the domains hold every slot (a stall's repeated look).
+ */
+static bool ocq_pool_has_room(struct ocq_engine *e, int unused)
+{
+	if (e->pool != OCQ_NIL)
+		return true;
+	if (atomic_read(&e->returned) == (int)OCQ_NIL)
+		return false;
+	e->pool = atomic_xchg(&e->returned, OCQ_NIL);
+	return true;
+}
+
+/*
+ * Kick the domains the CQ run handed completions to (@mask, which it
+ * clears).  With several, one full barrier instead of an RMW each: a
+ * domain whose gate then shows OCQ_KICK has a pass yet to begin, whose
+ * fully ordered start (ocq_pass_begin()) sees every link made before the
+ * barrier, so it needs no kick.
+ */
 static void ocq_kick_mask(struct ocq_engine *e, u64 *mask)
 {
+	bool many = *mask & (*mask - 1);
+
+	if (many)
+		smp_mb(); /* pairs with the fetch_andnot of ocq_pass_begin() */
 	while (*mask) {
 		unsigned int bit = __ffs64(*mask);
 
 		*mask &= ~BIT_ULL(bit);
+		if (many && (atomic_read(&e->units[1 + bit].gate) & OCQ_KICK))
+			continue;
 		ocq_kick(e, 1 + bit);
 	}
 }
@@ -558,23 +670,40 @@ static bool ocq_flow_barrier(struct ocq_engine *e, struct ib_wc *wc)
 	return true;
 }
 
-/* Hand @wc to its flow's ring; false if the run must wait for room. */
+/*
+ * Hand @wc to its flow's queue; false if the run must wait for room.  The
+ * pool is shared: the run waits only when the domains together hold a
+ * CQ's worth, and then for any of them to free a slot.
+ */
 static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 {
-	unsigned int unit = ocq_flow_of(e, wc);
-	struct ocq_unit *u = &e->units[unit];
+	struct ocq_flow *f = ocq_flow_of(e, wc);
+	struct ocq_fqueue *q;
+	struct ocq_fslot *slot;
+	unsigned int d;
+	u32 idx;
 
-	if (!ocq_flow_has_room(e, unit)) {
+	if (!ocq_pool_has_room(e, 0)) {
 		ocq_kick_mask(e, touched);
-		if (!ocq_stall(e, unit, ocq_flow_has_room)) {
+		if (!ocq_stall(e, OCQ_STALL_ANY, ocq_pool_has_room)) {
 			WRITE_ONCE(e->stalls, e->stalls + 1);
 			return false;
 		}
 	}
-	u->ring[u->head & e->ring_mask] = *wc;
+	d = ocq_flow_place(e, f);
+	q = &e->fqueues[d];
+	idx = e->pool;
+	slot = &e->fslots[idx];
+	e->pool = slot->next;
+	slot->wc = *wc;
+	slot->next = OCQ_NIL;
 	/* pairs with smp_load_acquire() in ocq_flow_drain() */
-	smp_store_release(&u->head, u->head + 1);
-	*touched |= BIT_ULL(unit - 1);
+	smp_store_release(&e->fslots[q->tail].next, idx);
+	q->tail = idx;
+	q->pushed++;
+	f->last = q->pushed;
+	e->maybe_busy |= BIT_ULL(d);
+	*touched |= BIT_ULL(d);
 	return true;
 }
 
@@ -590,21 +719,21 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
  */
 static bool ocq_flow_inline(struct ocq_engine *e)
 {
-	unsigned int i, unit = 0;
+	struct ocq_flow *flow = NULL, *f;
+	unsigned int i;
 
 	if (e->wc_cnt - e->wc_pos > IB_OCQ_HOL_DONES || ocq_domains_busy(e))
 		return false;
 	for (i = e->wc_pos; i < e->wc_cnt; i++) {
 		const struct ib_wc *wc = &e->wcs[i];
-		unsigned int d;
 
 		/* ocq_flow_barrier() would dispatch it here: domains are idle */
 		if (e->flow_key && ocq_wc_unposted(wc))
 			continue;
-		d = ocq_flow_of(e, wc);
-		if (unit && d != unit)
+		f = ocq_flow_of(e, wc);
+		if (flow && f != flow)
 			return false;
-		unit = d;
+		flow = f;
 	}
 	return true;
 }
@@ -644,32 +773,82 @@ static enum ocq_step ocq_flow_deliver(struct ocq_engine *e)
 	return step;
 }
 
+/* Slots a domain freed, chained through their @next, not given back yet. */
+struct ocq_freed {
+	u32 first;
+	u32 last;
+};
+
+static void ocq_freed_add(struct ocq_engine *e, struct ocq_freed *f, u32 idx)
+{
+	e->fslots[idx].next = f->first;
+	if (f->first == OCQ_NIL)
+		f->last = idx;
+	f->first = idx;
+}
+
 /*
- * Dispatch up to @left completions of a flow ring.  Every IB_OCQ_HOL_DONES
- * of them, wake a CQ run that waits for this domain or for any: another
- * flow's completion may be waiting in the unarmed CQ behind this backlog.
+ * Give the slots a domain freed back to the CQ run, in one RMW.  The fully
+ * ordered cmpxchg pairs with the xchg of ocq_pool_has_room(): done() read
+ * the slots before the CQ run fills them again.
+ */
+static void ocq_flow_return(struct ocq_engine *e, struct ocq_freed *f)
+{
+	int old = atomic_read(&e->returned);
+
+	if (f->first == OCQ_NIL)
+		return;
+	do {
+		e->fslots[f->last].next = old;
+	} while (!atomic_try_cmpxchg(&e->returned, &old, f->first));
+	f->first = OCQ_NIL;
+}
+
+/*
+ * Whether the CQ run may wait for this domain: a plain look, between two
+ * done() calls.  A wait it misses is seen IB_OCQ_HOL_DONES done() calls
+ * later, and at the end of the pass with a full barrier (ocq_unstall()).
+ */
+static bool ocq_cq_waits(struct ocq_engine *e)
+{
+	return atomic_read(&e->stalled) != OCQ_NO_STALL;
+}
+
+/*
+ * Dispatch up to @left completions of a flow domain's queue, freeing the
+ * slots as it goes.  Every IB_OCQ_HOL_DONES of them, if the CQ run waits
+ * (for this domain, for any, or for room), give the freed slots back and
+ * wake it: another flow's completion may be waiting in the unarmed CQ
+ * behind this backlog.
  */
 static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 				   unsigned int left)
 {
+	struct ocq_freed freed = { .first = OCQ_NIL };
 	struct ocq_unit *u = &e->units[unit];
+	u32 stub = u->stub, next;
 	unsigned int n = 0;
-	u32 head;
 
-	/* pairs with smp_store_release() in ocq_flow_route() */
-	head = smp_load_acquire(&u->head);
-	while (u->tail != head && n < left) {
-		if (atomic_read(&u->gate) & OCQ_DEAD)
+	while (n < left && !(atomic_read(&u->gate) & OCQ_DEAD)) {
+		/* pairs with smp_store_release() in ocq_flow_route() */
+		next = smp_load_acquire(&e->fslots[stub].next);
+		if (next == OCQ_NIL)
 			break;
-		ocq_dispatch(e, u, &u->ring[u->tail & e->ring_mask]);
-		/* the slot is reused only after done() returned */
-		smp_store_release(&u->tail, u->tail + 1);
-		if (!(++n % IB_OCQ_HOL_DONES)) {
+		ocq_done(e, &e->fslots[next].wc);
+		ocq_freed_add(e, &freed, stub);
+		stub = next;
+		/* done() returned: pairs with ocq_domains_busy()'s acquire */
+		smp_store_release(&u->popped, u->popped + 1);
+		if (!(++n % IB_OCQ_HOL_DONES) && ocq_cq_waits(e)) {
+			ocq_flow_return(e, &freed);
 			ocq_unstall(e, unit);
 			if (ocq_cq_goes_first(e))
 				break;
 		}
 	}
+	u->stub = stub;
+	WRITE_ONCE(u->completions, u->completions + n);
+	ocq_flow_return(e, &freed);
 	return n;
 }
 
@@ -706,11 +885,43 @@ static void ocq_kick_workers(struct ocq_engine *e, unsigned int n)
 		ocq_kick(e, 1);
 }
 
+/*
+ * No hop when nothing could overlap: a short batch taken while the reorder
+ * ring is empty is processed and committed by the CQ run itself, in CQ
+ * order.  An empty ring means that every earlier completion was committed
+ * (the commit unit advances @committed only after done() returned) and so
+ * processed, and only the CQ run fills the ring, so no process() or done()
+ * of the OCQ runs meanwhile.  Another completion that arrives meanwhile
+ * waits in the CQ for at most IB_OCQ_HOL_DONES of them, as it would behind
+ * a busy commit unit.
+ */
+static bool ocq_parallel_inline(struct ocq_engine *e)
+{
+	return e->wc_cnt - e->wc_pos <= IB_OCQ_HOL_DONES &&
+	       !ocq_domains_busy(e);
+}
+
 static enum ocq_step ocq_parallel_deliver(struct ocq_engine *e)
 {
-	unsigned int unit = ocq_commit_unit(e), n = 0;
+	unsigned int unit = ocq_commit_unit(e), n = 0, first = e->wc_pos;
 	enum ocq_step step = OCQ_MORE;
 
+	if (first < e->wc_cnt && ocq_parallel_inline(e)) {
+		while (e->wc_pos < e->wc_cnt) {
+			struct ib_wc *wc = &e->wcs[e->wc_pos];
+
+			if (ocq_stopped(e, OCQ_UNIT_CQ)) {
+				step = OCQ_WAIT;
+				break;
+			}
+			if (!ocq_wc_unposted(wc))
+				e->process(e->cq, wc);
+			ocq_dispatch(e, &e->units[OCQ_UNIT_CQ], wc);
+			e->wc_pos++;
+		}
+		WRITE_ONCE(e->inlined, e->inlined + e->wc_pos - first);
+		return step;
+	}
 	while (e->wc_pos < e->wc_cnt) {
 		struct ocq_slot *slot;
 
@@ -738,11 +949,19 @@ static enum ocq_step ocq_parallel_deliver(struct ocq_engine *e)
 	return step;
 }
 
-/* Claim the next published slot for processing; false if there is none. */
-static bool ocq_claim(struct ocq_engine *e, u32 *idx)
+/*
+ * Claim published slots for processing, up to @max: a worker's share of
+ * what is left (the others take the rest), so that one claim serves a
+ * batch under load and a lone slot behind a slow process() is left to
+ * another worker.  Return how many, from *@idx on; 0 if there is none.
+ */
+static unsigned int ocq_claim(struct ocq_engine *e, u32 *idx,
+			      unsigned int max)
 {
 	int c = atomic_read(&e->claimed);
+	unsigned int k;
 	u32 produced;
+	s32 left;
 
 	do {
 		/* pairs with smp_store_release() in ocq_parallel_deliver() */
@@ -755,29 +974,38 @@ static bool ocq_claim(struct ocq_engine *e, u32 *idx)
 		 * The kick that follows every publication makes a worker
 		 * look again.
 		 */
-		if ((s32)(produced - (u32)c) <= 0)
-			return false;
-	} while (!atomic_try_cmpxchg(&e->claimed, &c, c + 1));
+		left = produced - (u32)c;
+		if (left <= 0)
+			return 0;
+		k = clamp_t(unsigned int, left / e->nr_domains, 1, max);
+	} while (!atomic_try_cmpxchg(&e->claimed, &c, c + k));
 	*idx = c;
-	return true;
+	return k;
 }
 
+/*
+ * Process claimed slots; after each claim's batch, kick the commit unit
+ * once (every slot of the batch is marked processed by then).
+ */
 static unsigned int ocq_worker_drain(struct ocq_engine *e, unsigned int unit,
 				     unsigned int left)
 {
-	unsigned int n = 0;
+	unsigned int n = 0, k;
 	u32 idx;
 
-	while (n < left && !(atomic_read(&e->units[unit].gate) & OCQ_DEAD) &&
-	       ocq_claim(e, &idx)) {
-		struct ocq_slot *slot = &e->slots[idx & e->ring_mask];
+	while (n < left && !(atomic_read(&e->units[unit].gate) & OCQ_DEAD)) {
+		k = ocq_claim(e, &idx, min(left - n, OCQ_CLAIM_MAX));
+		if (!k)
+			break;
+		for (n += k; k; k--, idx++) {
+			struct ocq_slot *slot = &e->slots[idx & e->ring_mask];
 
-		if (!ocq_wc_unposted(&slot->wc))
-			e->process(e->cq, &slot->wc);
-		/* pairs with smp_load_acquire() in ocq_commit_drain() */
-		smp_store_release(&slot->processed, 1);
+			if (!ocq_wc_unposted(&slot->wc))
+				e->process(e->cq, &slot->wc);
+			/* pairs with smp_load_acquire() in ocq_commit_drain() */
+			smp_store_release(&slot->processed, 1);
+		}
 		ocq_kick(e, ocq_commit_unit(e));
-		n++;
 	}
 	return n;
 }
@@ -800,7 +1028,7 @@ static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
 		ocq_dispatch(e, u, &slot->wc);
 		/* the slot is reused only after done() returned */
 		smp_store_release(&e->committed, e->committed + 1);
-		if (!(++n % IB_OCQ_HOL_DONES)) {
+		if (!(++n % IB_OCQ_HOL_DONES) && ocq_cq_waits(e)) {
 			ocq_unstall(e, unit);
 			if (ocq_cq_goes_first(e))
 				break;
@@ -951,16 +1179,6 @@ static bool ocq_suspend_due(struct ocq_engine *e, int n)
 	return e->busy_got + n > 0;
 }
 
-/* A poll that does not arm: the arm is postponed, deferred or parked. */
-static int ocq_poll_plain(struct ocq_engine *e, enum ib_pn_status *st,
-			  struct ocq_pn_count *cnt)
-{
-	int n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
-
-	cnt->polls++;
-	*st = n == OCQ_BATCH ? IB_PN_MORE : IB_PN_EMPTY_ARMED;
-	return n;
-}
 
 /* What one ocq_poll() took and asked of the provider. */
 static void ocq_poll_account(struct ocq_engine *e, int n,
@@ -985,37 +1203,49 @@ static void ocq_poll_account(struct ocq_engine *e, int n,
  */
 static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool suspend)
 {
-	bool postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
-	/* a busy poll suspends even while domains hold work: see below */
-	bool busy = !postpone && !suspend && ocq_domains_busy(e);
-	bool defer = !postpone && !busy && (e->defer_polls || suspend);
-	bool armed = false;
-	struct ocq_pn_count cnt = {};
-	enum ib_pn_status st = IB_PN_EMPTY_ARMED;
-	int n = 0;
+	struct ocq_pn_count cnt = { .polls = 1 };
+	enum ib_pn_status st = IB_PN_MORE;
+	bool postpone = false, busy = false, defer = false, armed = false;
+	int n;
 
-	if (postpone || busy || defer) {
-		n = ocq_poll_plain(e, &st, &cnt);
-		/*
-		 * Too few completions to defer (e->defer_min): this poll's
-		 * are handed on as a batch of their own, and the next poll,
-		 * which finds the count still short, arms.
-		 */
-		if (defer && suspend) {
-			if (n >= 0 && st != IB_PN_MORE)
-				defer = ocq_suspend_due(e, n);
-			/* nothing taken since the run's confirmed arm */
-			armed = !defer && !n && e->armed;
-		} else if (defer && n > 0 && e->defer_got + n < e->defer_min) {
-			st = IB_PN_MORE;
-		} else if (defer && n >= 0 && st != IB_PN_MORE) {
-			defer = ocq_defer_due(e, e->defer_got + n);
-		}
+	/*
+	 * Every step begins with a plain poll.  A full batch leaves nothing
+	 * to decide (the CQ is not drained); a short one is where the arm is
+	 * postponed, parked, deferred, suspended or made.
+	 */
+	n = ib_poll_cq(e->cq, OCQ_BATCH, e->wcs);
+	if (likely(n == OCQ_BATCH) || n < 0)
+		goto out;
+	st = IB_PN_EMPTY_ARMED;
+	postpone = (e->flags & IB_OCQ_POSTPONE_ARM) && !resumed;
+	/* a busy poll suspends even while domains hold work: see below */
+	busy = !postpone && !suspend && ocq_domains_busy(e);
+	defer = !postpone && !busy && (e->defer_polls || suspend);
+	if (!postpone && !busy && !defer) {
+		/* drained: this poll is the one the arm follows */
+		n = ocq_notify_polled(e->cq, OCQ_BATCH, e->wcs, e->policy, &st,
+				      &cnt, n);
+		goto out;
 	}
-	/* drained, or a deferred run's last empty poll: poll again and arm */
+	/*
+	 * Too few completions to defer (e->defer_min): this poll's are
+	 * handed on as a batch of their own, and the next poll, which finds
+	 * the count still short, arms.
+	 */
+	if (defer && suspend) {
+		defer = ocq_suspend_due(e, n);
+		/* nothing taken since the run's confirmed arm */
+		armed = !defer && !n && e->armed;
+	} else if (defer && n > 0 && e->defer_got + n < e->defer_min) {
+		st = IB_PN_MORE;
+	} else if (defer) {
+		defer = ocq_defer_due(e, e->defer_got + n);
+	}
+	/* a deferred run's last empty poll: poll again and arm */
 	if (!postpone && !busy && !defer && !armed)
 		n = __ib_poll_and_notify(e->cq, OCQ_BATCH, e->wcs, e->policy,
 					 &st, &cnt);
+out:
 	ocq_poll_account(e, n, &cnt);
 	trace_ocq_poll(e->cq, n,
 		       n >= 0 &&
@@ -1070,7 +1300,8 @@ static enum ocq_step ocq_cq_pass(struct ocq_engine *e, bool resumed,
 	enum ocq_step polled = OCQ_MORE;
 
 	for (;;) {
-		if (ocq_stopped(e, OCQ_UNIT_CQ) || ocq_deliver(e) != OCQ_MORE)
+		if (ocq_stopped(e, OCQ_UNIT_CQ) ||
+		    (e->wc_pos < e->wc_cnt && ocq_deliver(e) != OCQ_MORE))
 			return OCQ_WAIT;
 		switch (polled) {
 		default:
@@ -1238,6 +1469,13 @@ static unsigned int ocq_domain_run(struct ocq_engine *e, unsigned int unit)
  */
 unsigned int ocq_engine_run(struct ocq_engine *e, unsigned int unit)
 {
+	/*
+	 * A run queued by a kick that came just before the disable may
+	 * begin after the host destroyed the CQ: it touches nothing but its
+	 * gate (see ocq_engine_disable()).
+	 */
+	if (ocq_engine_dead(e, unit))
+		return 0;
 	if (unit == OCQ_UNIT_CQ)
 		return ocq_cq_run(e);
 	return ocq_domain_run(e, unit);
@@ -1253,16 +1491,9 @@ unsigned int ocq_engine_run(struct ocq_engine *e, unsigned int unit)
  */
 void ocq_engine_event(struct ocq_engine *e)
 {
-	/*
-	 * A read-side critical section: either the kick sees the OCQ_DEAD
-	 * that ocq_engine_disable() set before synchronize_rcu(), or disable
-	 * waits until this call returned.
-	 */
-	rcu_read_lock();
 	atomic_long_inc(&e->events);
 	trace_ocq_event(e->cq);
 	ocq_kick(e, OCQ_UNIT_CQ);
-	rcu_read_unlock();
 }
 
 /**
@@ -1365,15 +1596,8 @@ bool ocq_engine_lease(struct ocq_engine *e)
 	int gate = atomic_read(&e->units[OCQ_UNIT_CQ].gate);
 	bool ended = false;
 
-	/*
-	 * A read-side section like ocq_engine_event()'s: a resume that got
-	 * past the OCQ_DEAD check has scheduled its run before
-	 * ocq_engine_disable() returns, so the host's cancel sees it.
-	 */
-	rcu_read_lock();
 	if (e->lease_marked)
 		ended = ocq_unpause(e, &gate, e->lease_mark);
-	rcu_read_unlock();
 	if (ended) {
 		e->lease_marked = false;
 		WRITE_ONCE(e->lease_resumes, e->lease_resumes + 1);
@@ -1473,15 +1697,20 @@ int ocq_engine_busy_poll(struct ocq_engine *e, unsigned int budget)
 }
 
 /**
- * ocq_engine_disable - schedule nothing more, and wait for the handlers
+ * ocq_engine_disable - schedule nothing more
  * @e: the engine
  *
- * After it returns no completion handler is inside ocq_engine_event() and
- * none will schedule a run; runs already queued end at their next boundary
- * without a done() call.  The host then cancels its queued runs, from the
- * CQ unit on, before it frees anything.
+ * Sets OCQ_DEAD on every gate.  A kick that reads a gate afterwards
+ * (ocq_engine_event(), a resume, the lease, the watchdog, a domain's)
+ * schedules nothing; runs under way end at their next completion
+ * boundary without another done() call, and a run that begins afterwards
+ * touches nothing but its gate.  A kick that read its gate before may
+ * still queue a run later, so the host cancels its units, from the CQ
+ * unit on, destroys the CQ (after which its provider calls no handler),
+ * and cancels them once more before it frees the engine.  No grace
+ * period: the provider's destroy is what bounds the handlers.
  *
- * Context: process context; sleeps for an RCU grace period.
+ * Context: any context.
  */
 void ocq_engine_disable(struct ocq_engine *e)
 {
@@ -1489,8 +1718,6 @@ void ocq_engine_disable(struct ocq_engine *e)
 
 	for (i = 0; i < e->nr_units; i++)
 		atomic_or(OCQ_DEAD, &e->units[i].gate);
-	/* waits for the read-side sections of ocq_engine_event() */
-	synchronize_rcu();
 }
 
 /**
@@ -1631,6 +1858,37 @@ static void ocq_free(struct ocq_engine *e, void *p)
 		kvfree(p);
 }
 
+/*
+ * The flow domains' queues: a pool of @ring slots and a stub per domain.
+ * Domain d's stub is slot d, the rest is the CQ run's free list.
+ */
+static int ocq_alloc_flow(struct ocq_engine *e, u32 ring)
+{
+	u32 i, n = ring + e->nr_domains;
+
+	e->flow_bits = order_base_2(e->nr_domains * OCQ_FLOWS_PER_DOMAIN);
+	e->fslots = ocq_alloc(e, n, sizeof(*e->fslots));
+	e->fqueues = ocq_alloc(e, e->nr_domains, sizeof(*e->fqueues));
+	e->flows = ocq_alloc(e, BIT(e->flow_bits), sizeof(*e->flows));
+	if (!e->fslots || !e->fqueues || !e->flows)
+		return -ENOMEM;
+	e->domain_mask = e->nr_domains == 64 ? ~0ULL :
+					       BIT_ULL(e->nr_domains) - 1;
+	/* until first placed: the entry's share of the domains, spread */
+	for (i = 0; i < BIT(e->flow_bits); i++)
+		e->flows[i].domain = i % e->nr_domains;
+	for (i = 0; i < e->nr_domains; i++) {
+		e->fslots[i].next = OCQ_NIL;
+		e->fqueues[i].tail = i;
+		e->units[1 + i].stub = i;
+	}
+	for (i = e->nr_domains; i < n; i++)
+		e->fslots[i].next = i + 1 < n ? i + 1 : OCQ_NIL;
+	e->pool = e->nr_domains;
+	atomic_set(&e->returned, OCQ_NIL);
+	return 0;
+}
+
 static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
 {
 	unsigned int i;
@@ -1640,14 +1898,8 @@ static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
 		return -ENOMEM;
 	for (i = 0; i < e->nr_units; i++)
 		atomic_set(&e->units[i].gate, 0);
-	if (e->mode == IB_OCQ_FLOW) {
-		for (i = 1; i < e->nr_units; i++) {
-			e->units[i].ring =
-				ocq_alloc(e, ring, sizeof(struct ib_wc));
-			if (!e->units[i].ring)
-				return -ENOMEM;
-		}
-	}
+	if (e->mode == IB_OCQ_FLOW)
+		return ocq_alloc_flow(e, ring);
 	if (e->mode == IB_OCQ_PARALLEL) {
 		e->slots = ocq_alloc(e, ring, sizeof(*e->slots));
 		if (!e->slots)
@@ -1741,14 +1993,14 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
  */
 void ocq_engine_destroy(struct ocq_engine *e)
 {
-	unsigned int i;
-
-	if (e->units) {
-		for (i = 0; i < e->nr_units; i++)
-			ocq_free(e, e->units[i].ring);
-	}
+	ocq_free(e, e->flows);
+	ocq_free(e, e->fqueues);
+	ocq_free(e, e->fslots);
 	ocq_free(e, e->slots);
 	ocq_free(e, e->units);
+	e->flows = NULL;
+	e->fqueues = NULL;
+	e->fslots = NULL;
 	e->units = NULL;
 	e->slots = NULL;
 }

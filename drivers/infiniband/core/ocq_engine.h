@@ -51,6 +51,13 @@
 #define OCQ_BATCH 16
 #endif
 /*
+ * %IB_OCQ_PARALLEL: reorder slots a worker claims at once, at most (its
+ * share of what is published and unclaimed, at least one): under load one
+ * claim and one kick of the commit unit serve this many completions, while
+ * a lone slot behind a slow process() is still left to another worker
+ */
+#define OCQ_CLAIM_MAX 32U
+/*
  * %IB_OCQ_DEFER_DIM: completions since the last arm or deferral before the
  * arm is deferred, at least; the threshold adapts between this and OCQ_BATCH
  */
@@ -63,9 +70,17 @@
  * costs a work item round trip and runs always execute in one
  */
 #define OCQ_DEFAULT_BUDGET 65536
-/* bounds of a flow ring or the reorder ring, in completions */
+/*
+ * bounds of the flow queues' shared pool (every domain's queue together)
+ * or of the reorder ring, in completions: a CQ's worth
+ */
 #define OCQ_RING_MIN 64
 #define OCQ_RING_MAX 4096
+/* %IB_OCQ_FLOW: entries of the flow table per domain (flows sharing one
+ * entry are placed together) */
+#define OCQ_FLOWS_PER_DOMAIN 4
+/* no slot: the end of a flow queue or of a free list of the pool */
+#define OCQ_NIL (~0U)
 
 struct ocq_engine;
 
@@ -140,24 +155,64 @@ struct ocq_engine_ops {
  */
 
 /**
- * struct ocq_unit - one serialised run
+ * struct ocq_unit - one serialised run, on a cache line of its own
  * @gate: OCQ_* bits (A)
- * @head: flow ring: next slot the CQ run fills (P: C writes, U reads)
- * @tail: flow ring: next slot the flow dispatches (P: U writes, C reads)
- * @ring: flow ring of completions (I)
+ * @stub: flow domain: the slot of its queue it dispatched last, whose
+ *	@next leads to the next one to dispatch (U)
+ * @popped: flow domain: completions it dispatched, done() returned (P: U
+ *	writes, C reads)
  * @runs: runs of this unit (U)
  * @completions: done() calls made by this unit (U)
  * @yields: runs that reached the budget (U)
  */
 struct ocq_unit {
 	atomic_t gate;
-	u32 head;
-	u32 tail;
-	struct ib_wc *ring;
+	u32 stub;
+	u32 popped;
 	u64 runs;
 	u64 completions;
 	u64 yields;
 } ____cacheline_aligned_in_smp;
+
+/**
+ * struct ocq_fslot - a slot of the pool the flow domains' queues share
+ * @wc: the completion (written by C before it links the slot)
+ * @next: in a domain's queue, the next slot, or OCQ_NIL (P: C writes with
+ *	a release, the domain reads with an acquire); on a free list, the
+ *	next free slot (written by whoever frees the slot, read by C once the
+ *	list is its own)
+ *
+ * A domain's queue is a list of slots that always holds one, its @stub:
+ * the CQ run links a slot behind the last (&ocq_fqueue.tail), and the
+ * domain dispatches the slot behind its stub, which becomes the stub
+ * while the old stub is freed.  So neither side ever writes what the
+ * other reads but @next, with a release and an acquire.
+ */
+struct ocq_fslot {
+	struct ib_wc wc;
+	u32 next;
+};
+
+/**
+ * struct ocq_flow - where a flow goes (the CQ run's: C)
+ * @domain: the domain it was placed in last
+ * @last: that domain's &ocq_fqueue.pushed after its last completion: while
+ *	the domain's &ocq_unit.popped is below, the flow has completions there
+ */
+struct ocq_flow {
+	u32 domain;
+	u32 last;
+};
+
+/**
+ * struct ocq_fqueue - the CQ run's end of a flow domain's queue
+ * @tail: the last slot it linked (C)
+ * @pushed: completions it handed to the domain (C)
+ */
+struct ocq_fqueue {
+	u32 tail;
+	u32 pushed;
+};
 
 /**
  * struct ocq_slot - a reorder ring entry of %IB_OCQ_PARALLEL
@@ -183,32 +238,42 @@ struct ocq_slot {
  * @defer_polls: deferred re-arm: runs in a row that find nothing before the
  *	CQ is armed; 0 when the re-arm is not deferred (I)
  * @suspend: busy polls may suspend the CQ's events (I)
- * @ring_mask: capacity - 1 of a flow ring or of the reorder ring (I)
+ * @ring_mask: capacity - 1 of the reorder ring, or of the flow pool
+ *	without its stubs (I)
  * @flow_key: %IB_OCQ_FLOW key (I)
  * @process: %IB_OCQ_PARALLEL unordered step (I)
  * @units: the CQ unit, then the flow domains, or the workers and the commit
  *	unit (I)
  * @slots: %IB_OCQ_PARALLEL reorder ring (I)
- * @events: completion handler calls (A)
+ * @fslots: %IB_OCQ_FLOW: the pool of the domains' queues, a CQ's worth
+ *	and a stub per domain (I)
+ * @fqueues: %IB_OCQ_FLOW: the CQ run's end of each domain's queue (I)
+ * @flows: %IB_OCQ_FLOW: the flow table, where each flow goes (I)
+ * @flow_bits: log2 of the entries of @flows (I)
+ * @domain_mask: a bit per flow domain (I)
  * @pauses: pauses, requested and postponed arms (A)
  * @cq_errors: asynchronous CQ errors (A)
- * @stalled: unit the CQ run waits on for room, OCQ_STALL_ANY while it is
- *	parked, or OCQ_NO_STALL (A)
- * @claimed: %IB_OCQ_PARALLEL: next slot a worker processes (A)
+ * @events: completion handler calls (A, written from any CPU: on a line
+ *	of its own with the other per-event counter)
  * @contended: busy polls that found another run of the CQ unit (A)
- * @wcs: completions of the last poll (C)
+ * @stalled: unit the CQ run waits on for room, OCQ_STALL_ANY while it is
+ *	parked or waits for room in the flow pool, or OCQ_NO_STALL (A)
+ * @returned: %IB_OCQ_FLOW: the slots the domains freed, a list the CQ run
+ *	takes whole (A: pushed with a cmpxchg, taken with an xchg)
+ * @claimed: %IB_OCQ_PARALLEL: next slot a worker processes (A)
+ * @wcs: completions of the last poll (C); the host's CQ points at it
  * @wc_pos: first completion of @wcs not yet handed on (C)
  * @wc_cnt: completions in @wcs (C)
- * @produced: %IB_OCQ_PARALLEL: next slot to fill (P: C writes, workers and
- *	M read)
- * @committed: %IB_OCQ_PARALLEL: next slot to commit (P: M writes, C reads)
+ * @pool: %IB_OCQ_FLOW: the CQ run's own free slots of @fslots (C)
+ * @maybe_busy: %IB_OCQ_FLOW: the domains it handed completions to and has
+ *	not seen idle since (C)
  * @runs: runs of the CQ unit (C)
  * @empty_runs: runs that dispatched nothing before they first tried to end (C)
  * @polls: ib_poll_cq() calls (C)
  * @arms: ib_req_notify_cq() calls (C)
  * @repolls: passes repeated because the arm was not confirmed (C)
  * @rescues: completions found by runs the watchdog started (C)
- * @stalls: waits for room in a domain (C)
+ * @stalls: waits for room in a domain or the flow pool (C)
  * @parks: runs that ended unarmed while domains held work (C)
  * @inlined: %IB_OCQ_FLOW: completions the CQ run dispatched itself (C)
  * @defers: runs that ended with the arm deferred (C)
@@ -237,11 +302,19 @@ struct ocq_slot {
  * @max_batch: most completions one run took (C)
  * @taken: completions taken from the CQ; what a run took is its change
  *	across the run, which ocq.c feeds to DIM (C)
+ * @produced: %IB_OCQ_PARALLEL: next slot to fill (P: C writes, workers and
+ *	M read; a line of its own)
+ * @committed: %IB_OCQ_PARALLEL: next slot to commit (P: M writes, C reads;
+ *	a line of its own)
  * @wd_events: @events at the watchdog's last tick (W)
  * @lease_mark: the pause generation (OCQ_PAUSE_GEN) the lease's last tick
  *	saw, if @lease_marked (L)
  * @lease_marked: the last tick found the engine paused (L)
  * @lease_resumes: pauses the lease ended (L)
+ *
+ * The layout follows who writes what: the read-mostly fields first, then
+ * each field that two CPUs write on a line of its own or with the fields
+ * the same CPUs write, and the CQ run's own fields together.
  */
 struct ocq_engine {
 	struct ib_cq *cq;
@@ -259,19 +332,27 @@ struct ocq_engine {
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
 	struct ocq_unit *units;
 	struct ocq_slot *slots;
-
-	atomic_long_t events;
+	struct ocq_fslot *fslots;
+	struct ocq_fqueue *fqueues;
+	struct ocq_flow *flows;
+	unsigned int flow_bits;
+	u64 domain_mask;
 	atomic_long_t pauses;
 	atomic_long_t cq_errors;
-	atomic_t stalled;
-	atomic_t claimed;
+
+	atomic_long_t events ____cacheline_aligned_in_smp;
 	atomic_long_t contended;
 
-	struct ib_wc wcs[OCQ_BATCH];
+	atomic_t stalled ____cacheline_aligned_in_smp;
+	atomic_t returned;
+
+	atomic_t claimed ____cacheline_aligned_in_smp;
+
+	struct ib_wc wcs[OCQ_BATCH] ____cacheline_aligned_in_smp;
 	unsigned int wc_pos;
 	unsigned int wc_cnt;
-	u32 produced;
-	u32 committed;
+	u32 pool;
+	u64 maybe_busy;
 	u64 runs;
 	u64 empty_runs;
 	u64 polls;
@@ -296,11 +377,29 @@ struct ocq_engine {
 	bool armed;
 	u64 max_batch;
 	u64 taken;
-	long wd_events;
+
+	u32 produced ____cacheline_aligned_in_smp;
+
+	u32 committed ____cacheline_aligned_in_smp;
+
+	long wd_events ____cacheline_aligned_in_smp;
 	int lease_mark;
 	bool lease_marked;
 	u64 lease_resumes;
 };
+
+/**
+ * ocq_engine_dead - whether a unit of @e was disabled
+ * @e: the engine
+ * @unit: the unit
+ *
+ * Context: any context.
+ * Return: true once ocq_engine_disable() set OCQ_DEAD on @unit's gate.
+ */
+static inline bool ocq_engine_dead(struct ocq_engine *e, unsigned int unit)
+{
+	return atomic_read(&e->units[unit].gate) & OCQ_DEAD;
+}
 
 int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		    const struct ib_ocq_attr *attr, unsigned int nr_cpus,

@@ -87,6 +87,7 @@ struct ocq_direct {
  *	(%IB_OCQ_DEFER_DIM); NULL otherwise (I); fed by the CQ runs
  * @dim_taken: completions the CQ runs took since DIM's last sample (C: the
  *	CQ unit's work item or softirq poll, which never runs twice at once)
+ * @rcu: %IB_POLL_SOFTIRQ: frees the OCQ after a grace period
  */
 struct ib_ocq {
 	struct ocq_engine engine;
@@ -107,6 +108,7 @@ struct ib_ocq {
 	struct ocq_direct direct;
 	struct dim *dim;
 	u64 dim_taken;
+	struct rcu_head rcu;
 };
 
 struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,

@@ -245,6 +245,19 @@ static void host_work(struct work *w)
 	/* a run exists exactly while its unit's OCQ_RUN is set */
 	if (!(atomic_read(&h->e.units[uw->unit].gate) & OCQ_RUN))
 		harness_fail(h, "run of unit %u without OCQ_RUN", uw->unit);
+	/*
+	 * A run that begins after the disable may begin after the CQ is
+	 * destroyed (in the kernel): it must not poll.
+	 */
+	if (ld(&h->disabled)) {
+		u64 polls = READ_ONCE(h->e.polls);
+
+		ocq_engine_run(&h->e, uw->unit);
+		if (READ_ONCE(h->e.polls) != polls)
+			harness_fail(h, "a run of unit %u that began after the disable polled",
+				     uw->unit);
+		return;
+	}
 	ocq_engine_run(&h->e, uw->unit);
 }
 
@@ -523,6 +536,7 @@ void harness_teardown(struct harness *h)
 	if (h->cfg.watchdog_us)
 		tick_stop(&h->watchdog);
 	ocq_engine_disable(&h->e);
+	st(&h->disabled, 1);
 	for (i = 0; i < h->nr_uw; i++)
 		wq_cancel_sync(&h->wq, &h->uw[i].w);
 	/* as ib_ocq_destroy(): the timer, which may queue the CQ unit again */
@@ -537,7 +551,13 @@ void harness_teardown(struct harness *h)
 	for (i = 0; i < h->cfg.producers; i++)
 		pthread_join(h->prod[i], NULL);
 	fake_cq_destroy(&h->fcq);
-	/* nothing the disabled engine did may have queued a run */
+	/*
+	 * as ib_ocq_destroy(): no handler runs after the CQ's destroy; what
+	 * one queued before (its kick read the gate before the disable) is
+	 * cancelled, and nothing may queue a run afterwards
+	 */
+	for (i = 0; i < h->nr_uw; i++)
+		wq_cancel_sync(&h->wq, &h->uw[i].w);
 	for (i = 0; i < h->nr_uw; i++)
 		if (wq_busy(&h->wq, &h->uw[i].w))
 			harness_fail(h, "unit %u queued after teardown", i);

@@ -92,6 +92,7 @@ struct harness {
 	struct htimer timer;
 	bool timer_live;
 	int engine_live;
+	int disabled; /* ocq_engine_disable() was called */
 	struct req *reqs;
 	struct qp_ctx *qps;
 	pthread_t *prod;

@@ -228,7 +228,7 @@ unsigned long sim_engine_lease_resumes(const struct ocq_engine *e)
 }
 
 /*
- * Each slot of each flow ring and of the reorder ring (its completion, not
+ * Each slot of the flow pool and of the reorder ring (its completion, not
  * the shimmed @processed), and the poll batch, which the next CQ run
  * refills once this one's done() calls have read it; and the busy poll's
  * count, which every hold of the CQ unit writes (a busy poll before its
@@ -238,16 +238,14 @@ unsigned long sim_engine_lease_resumes(const struct ocq_engine *e)
 void sim_engine_watch(const struct ocq_engine *e,
 		      void (*watch)(const void *p, unsigned long n, const char *name))
 {
-	unsigned int i, j;
+	unsigned int j;
 	char name[64];
 
 	watch(e->wcs, OCQ_BATCH * sizeof(*e->wcs), "the poll batch");
 	watch(&e->busy_got, sizeof(e->busy_got), "the busy poll's count");
-	for (i = 1; i < e->nr_units; i++) {
-		for (j = 0; e->units[i].ring && j <= e->ring_mask; j++) {
-			snprintf(name, sizeof(name), "slot %u of flow ring %u", j, i);
-			watch(&e->units[i].ring[j], sizeof(struct ib_wc), name);
-		}
+	for (j = 0; e->fslots && j < e->ring_mask + 1 + e->nr_domains; j++) {
+		snprintf(name, sizeof(name), "slot %u of the flow pool", j);
+		watch(&e->fslots[j].wc, sizeof(struct ib_wc), name);
 	}
 	for (j = 0; e->slots && j <= e->ring_mask; j++) {
 		snprintf(name, sizeof(name), "reorder slot %u", j);

@@ -278,10 +278,11 @@ std::vector<CaseSpec> all_cases()
 		v.push_back(make_case("suspend", p));
 	/*
 	 * a busy poll suspends with the domains busy, so the schedules in
-	 * which a later one takes the unit from the timer come late
+	 * which a later one takes the unit from the timer come late: after
+	 * about 10000 with the flow pool
 	 */
 	c = make_case("suspend-flow", "iba-weak");
-	c.schedules = 10000;
+	c.schedules = 20000;
 	v.push_back(c);
 	v.push_back(make_case("suspend-defer", "iba-weak"));
 	// a provider whose verbs fail under busy polls: the busy poll hands
@@ -333,13 +334,15 @@ std::vector<CaseSpec> all_cases()
 	c.expect_failure = true;
 	c.expect = "lost wakeup";
 	v.push_back(c);
-	c = make_case("teardown-flow", "iba-weak", "control/teardown-cancels-cq-once");
-	c.single_cancel = true;
+	// teardown without the cancels after the CQ's destroy: a run that a
+	// handler queued before it runs on freed memory
+	c = make_case("teardown-flow", "iba-weak", "control/teardown-no-final-cancel");
+	c.no_final_cancel = true;
 	c.expect_failure = true;
 	c.expect = "use after free";
 	v.push_back(c);
 	// the deferred re-arm's timer cancelled before the CQ unit's first
-	// cancel, after its last, or not at all
+	// cancel, after the final cancels, or not at all
 	c = make_case("defer-teardown", "iba-weak", "control/defer-timer-cancelled-first");
 	c.timer_cancel = 3;
 	c.expect_failure = true;

@@ -383,6 +383,12 @@ void World::races()
 		fail(r);
 }
 
+void World::cq_read()
+{
+	if (prov_->destroyed())
+		fail("use after free: the engine read the CQ after ib_destroy_cq()");
+}
+
 void World::warn(const std::string &what)
 {
 	fail("WARN_ON: in the engine: " + what);
@@ -650,6 +656,12 @@ void World::schedule(unsigned int unit, bool timer)
 		u.requeues++;
 	if (unit == 0 && !timer && in_busy_poll())
 		busy_handoff();
+	/*
+	 * queue_work() takes the pool's lock: it is ordered after a cancel of
+	 * the item that took the lock before (cancel() releases), and the run
+	 * it queues sees what came before it
+	 */
+	mm_acquire(unit);
 	mm_release(unit);
 	u.queued = true;
 }
@@ -1319,28 +1331,27 @@ void World::teardown()
 	mm_acquire(MM_CH_ULP); /* the ULP's own locking */
 	sim_engine_disable(engine_);
 	/*
-	 * As ib_ocq_free(): the CQ unit, the domains, then the CQ unit again,
-	 * which a domain that took its gate before the disable may have
-	 * queued once more.
+	 * As ib_ocq_destroy(): every unit, the CQ unit first, then the
+	 * deferred re-arm's timer (the run that deferred started it before
+	 * the CQ unit's cancel returned).  Only where the engine has a timer:
+	 * without a deferred re-arm hrtimer_cancel() has nothing to do.  A
+	 * domain that took the CQ unit's gate before the disable, the timer,
+	 * or a handler whose kick read the gate before the disable may queue
+	 * a run meanwhile: it begins after the disable and touches nothing
+	 * but its gate.  The provider's destroy waits for the handlers under
+	 * way; then every unit is cancelled once more, before the free.
 	 */
 	if (mi_.defer && spec_.timer_cancel == 3)
 		timer_cancel();
 	for (unsigned int u = 0; u < units_.size(); u++)
-		cancel(u, u != 0 || spec_.single_cancel);
-	/*
-	 * As ib_ocq_destroy(): the deferred re-arm's timer after the first
-	 * cancels (the run that deferred started it before the first cancel
-	 * of the CQ unit returned); what it queued meanwhile, the CQ unit's
-	 * second cancel removes.  Only where the engine has a timer: without
-	 * a deferred re-arm hrtimer_cancel() has nothing to do.
-	 */
+		cancel(u, false);
 	if (mi_.defer && spec_.timer_cancel == 0)
 		timer_cancel();
-	if (!spec_.single_cancel)
-		cancel(0, true);
+	prov_->destroy();
+	for (unsigned int u = 0; !spec_.no_final_cancel && u < units_.size(); u++)
+		cancel(u, true);
 	if (mi_.defer && spec_.timer_cancel == 1)
 		timer_cancel();
-	prov_->destroy();
 	sim_engine_stats(engine_, &stats_);
 	stats_taken_ = true;
 	sim_engine_destroy(engine_);
@@ -1360,6 +1371,8 @@ void World::cancel(unsigned int unit, bool final)
 	sched_.wait(
 		"cancel_work_sync: wait", [&u] { return !u.running; }, false);
 	mm_acquire(MM_CH_DONE + unit);
+	/* the pool's lock: a later queue_work() sees what came before */
+	mm_release(unit);
 	u.cancelling = false;
 	u.cancelled = final;
 }
@@ -1912,6 +1925,12 @@ void ocq_sim_warn(const char *file, int line, const char *cond)
 
 	if (ocq_sim::g_world)
 		ocq_sim::g_world->warn(what);
+}
+
+void ocq_sim_cq_read(const void *)
+{
+	if (ocq_sim::g_world)
+		ocq_sim::g_world->cq_read();
 }
 
 void ocq_sim_rcu_read_lock(void)

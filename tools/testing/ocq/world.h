@@ -34,7 +34,7 @@ struct CaseSpec {
 	int budget = -1;	     // the engine's budget; -1: the mode's
 	long schedules = 0;	     // the case's own schedule budget; 0: --budget
 	bool no_watchdog = false;    // lossy provider without its safety net
-	bool single_cancel = false;  // teardown cancels the CQ unit only once
+	bool no_final_cancel = false;  // teardown cancels no unit after the CQ's destroy
 	int timer_cancel = 0;	     // deferred re-arm: 0 hrtimer_cancel() as
 				     // ib_ocq_destroy(), 1 after the CQ unit's
 				     // last cancel, 2 never, 3 before the
@@ -153,6 +153,8 @@ public:
 	void process(struct ib_wc *wc);
 	void polled(const struct ib_wc *wc, int got);
 	void warn(const std::string &what);
+	// a tracepoint read the CQ: a use after free once it is destroyed
+	void cq_read();
 	// At every scheduling point: the invariants of the engine's state.
 	void invariants();
 	// After every atomic operation: whether a hold of the CQ unit ended.

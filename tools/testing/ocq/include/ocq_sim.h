@@ -31,6 +31,8 @@ void ocq_sim_spin(const char *what);
 void ocq_sim_value(long value);
 /* WARN_ON() fired in the engine */
 void ocq_sim_warn(const char *file, int line, const char *cond);
+/* a tracepoint reads the CQ (cq->res.id in the kernel's) */
+void ocq_sim_cq_read(const void *cq);
 /* rcu_read_lock(), rcu_read_unlock(), synchronize_rcu() */
 void ocq_sim_rcu_read_lock(void);
 void ocq_sim_rcu_read_unlock(void);

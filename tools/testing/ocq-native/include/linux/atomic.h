@@ -6,8 +6,8 @@
  *  - atomic_read()/atomic_set() and their long forms: relaxed;
  *  - the _acquire and _release forms: acquire/release;
  *  - the void RMWs (atomic_inc, atomic_or, atomic_andnot, ...): relaxed;
- *  - the value-returning RMWs (atomic_fetch_andnot, atomic_cmpxchg,
- *    atomic_try_cmpxchg when it succeeds): fully ordered.  A seq_cst RMW
+ *  - the value-returning RMWs (atomic_fetch_andnot, atomic_xchg,
+ *    atomic_cmpxchg, atomic_try_cmpxchg when it succeeds): fully ordered.  A seq_cst RMW
  *    is what ThreadSanitizer understands; the kernel's "as if smp_mb()
  *    before and after" is stronger than C11's seq_cst RMW towards
  *    non-seq_cst accesses, so outside x86 (where a locked RMW is a full
@@ -57,6 +57,8 @@
 	__ocq_full(__atomic_fetch_and(__ocq_cnt(v), ~(i), __SC))
 #define atomic_fetch_or(i, v)						\
 	__ocq_full(__atomic_fetch_or(__ocq_cnt(v), (i), __SC))
+#define atomic_xchg(v, i)						\
+	__ocq_full(__atomic_exchange_n(__ocq_cnt(v), (i), __SC))
 #define atomic_inc_return(v)						\
 	__ocq_full(__atomic_add_fetch(__ocq_cnt(v), 1, __SC))
 

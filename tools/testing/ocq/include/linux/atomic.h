@@ -108,6 +108,10 @@ static inline bool atomic_try_cmpxchg(atomic_t *v, int *old, int val)
 	__ocq_step("atomic_fetch_or_relaxed",				\
 		   __ocq_rmw(v, OCQ_MM_OR, (i), OCQ_MM_RELAXED))
 
+#define atomic_xchg_relaxed(v, i)					\
+	__ocq_step("atomic_xchg_relaxed",				\
+		   __ocq_rmw(v, OCQ_MM_XCHG, (i), OCQ_MM_RELAXED))
+
 static inline int atomic_cmpxchg_relaxed(atomic_t *v, int old, int val)
 {
 	unsigned long cur = (unsigned int)old;
