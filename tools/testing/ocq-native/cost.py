@@ -36,8 +36,6 @@ RATIO_TOLERANCE = 0.005
 # "0 locked RMW per completion": fewer than one per 1000 completions, so
 # that what a run or an event costs once, spread over N, is not counted
 ZERO_RMW = 0.001
-# two runs of one configuration may differ by this much at most (relative)
-REPEAT_TOLERANCE = 0.0
 
 DEEP = [
     # (name, path, flows)
