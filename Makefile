@@ -42,7 +42,7 @@ SHELL := /bin/bash
 
 .PHONY: all kernel check check-runner demo lint format clean help sim sim-deep mutants guest-mutants host-tests soak \
 	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps \
-	ulp-bench patches
+	ulp-bench patches cost
 
 HOST_TESTS := tools/testing/sq_acct tools/ocq-demo tools/testing/bench tools/testing/ulps \
 	tools/testing/ocq-native
@@ -278,6 +278,15 @@ native-bench:
 	@$(MAKE) --no-print-directory -C tools/testing/ocq-native bench \
 		JSON='$(CURDIR)/build/native-bench.json'
 
+# What ordering costs per completion, counted, not timed (tools/testing/ocq-native/cost.c):
+# instructions (valgrind's callgrind), locked instructions and shared cache lines of
+# the raw loop, strict, flow and parallel in one deterministic process; the targets of
+# Documentation/performance.rst as checks (non-zero exit if one fails);
+# build/cost/results.json.
+cost:
+	@$(MAKE) --no-print-directory -C tools/testing/ocq-native cost \
+		COST_OUT='$(CURDIR)/build/cost'
+
 host-tests:
 	@$(VM)/host-deps.sh tools
 	@for d in $(HOST_TESTS); do \
@@ -323,6 +332,10 @@ help:
 	@echo '              table, build/bench/results.json and plot.svg (Documentation/performance.rst)'
 	@echo 'native-bench  the engine on real host threads against a fake CQ: ns per completion of'
 	@echo '              strict, flow, parallel and a raw drain loop; build/native-bench.json'
+	@echo 'cost          what ordering costs per completion, counted in one deterministic process:'
+	@echo '              instructions (callgrind), locked instructions, shared cache lines of raw, strict,'
+	@echo '              flow and parallel; PASS/FAIL per target, non-zero exit on a FAIL;'
+	@echo '              build/cost/results.json'
 	@echo 'lint          run tools/lint/lint.sh with the kernel variables (KVER, KH, ...) exported'
 	@echo 'format        reformat the kernel C and the C++ tools in place with clang-format'
 	@echo 'install       install the modules in /lib/modules/<kver>/updates/ (depmod), the headers,'

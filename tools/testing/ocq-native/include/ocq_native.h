@@ -43,6 +43,26 @@ void ocq_native_jitter(void);
 #define ocq_native_maybe_jitter()	do { } while (0)
 #endif
 
+/*
+ * The count build of make cost (-DOCQ_NATIVE_COUNT, cost.c): each locked
+ * instruction the shims stand for on x86 is counted, an atomic
+ * read-modify-write (cmpxchg, the fetch_ and void RMWs, inc, or, andnot ...;
+ * a failed cmpxchg too: LOCK CMPXCHG is locked either way) and smp_mb()
+ * separately; and each marked write (WRITE_ONCE(), smp_store_release(),
+ * atomic_set(), the RMWs) is shown to cost.c's tracker of the cache lines
+ * two units write.  Every other build compiles them to nothing, so that the
+ * instructions callgrind counts are the engine's own.
+ */
+#ifdef OCQ_NATIVE_COUNT
+void ocq_native_count_rmw(const volatile void *p);
+void ocq_native_count_mb(void);
+void ocq_native_count_write(const volatile void *p);
+#else
+#define ocq_native_count_rmw(p)		((void)0)
+#define ocq_native_count_mb()		((void)0)
+#define ocq_native_count_write(p)	((void)0)
+#endif
+
 /* WARN_ON() fired: counted, printed; the run fails */
 void ocq_native_warn(const char *file, int line, const char *cond);
 /* warnings so far */

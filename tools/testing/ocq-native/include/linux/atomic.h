@@ -13,6 +13,9 @@
  *    non-seq_cst accesses, so outside x86 (where a locked RMW is a full
  *    barrier anyway) the RMW is wrapped in seq_cst fences;
  *  - a failed cmpxchg: relaxed, as in the kernel.
+ *
+ * The count build of make cost counts every RMW, a failed cmpxchg too, and
+ * every marked write (ocq_native.h); the others compile that to nothing.
  */
 #ifndef _LINUX_ATOMIC_H
 #define _LINUX_ATOMIC_H
@@ -42,30 +45,43 @@
 	})
 
 #define __ocq_cnt(v)		(&(v)->counter)
+/* make cost counts each RMW (a locked instruction on x86) and marked write */
+#define __ocq_rmw(v)							\
+	(ocq_native_count_rmw(__ocq_cnt(v)),				\
+	 ocq_native_count_write(__ocq_cnt(v)))
 
 #define atomic_read(v)		__atomic_load_n(__ocq_cnt(v), __RLX)
 #define atomic_read_acquire(v)	__atomic_load_n(__ocq_cnt(v), __ATOMIC_ACQUIRE)
-#define atomic_set(v, i)	__atomic_store_n(__ocq_cnt(v), (i), __RLX)
+#define atomic_set(v, i)						\
+	(ocq_native_count_write(__ocq_cnt(v)),				\
+	 __atomic_store_n(__ocq_cnt(v), (i), __RLX))
 #define atomic_set_release(v, i)					\
-	__atomic_store_n(__ocq_cnt(v), (i), __ATOMIC_RELEASE)
-#define atomic_inc(v)		((void)__atomic_fetch_add(__ocq_cnt(v), 1, __RLX))
-#define atomic_dec(v)		((void)__atomic_fetch_sub(__ocq_cnt(v), 1, __RLX))
-#define atomic_or(i, v)		((void)__atomic_fetch_or(__ocq_cnt(v), (i), __RLX))
+	(ocq_native_count_write(__ocq_cnt(v)),				\
+	 __atomic_store_n(__ocq_cnt(v), (i), __ATOMIC_RELEASE))
+#define atomic_inc(v)							\
+	((void)(__ocq_rmw(v), __atomic_fetch_add(__ocq_cnt(v), 1, __RLX)))
+#define atomic_dec(v)							\
+	((void)(__ocq_rmw(v), __atomic_fetch_sub(__ocq_cnt(v), 1, __RLX)))
+#define atomic_or(i, v)							\
+	((void)(__ocq_rmw(v), __atomic_fetch_or(__ocq_cnt(v), (i), __RLX)))
 #define atomic_andnot(i, v)						\
-	((void)__atomic_fetch_and(__ocq_cnt(v), ~(i), __RLX))
+	((void)(__ocq_rmw(v),						\
+		__atomic_fetch_and(__ocq_cnt(v), ~(i), __RLX)))
 #define atomic_fetch_andnot(i, v)					\
-	__ocq_full(__atomic_fetch_and(__ocq_cnt(v), ~(i), __SC))
+	(__ocq_rmw(v),							\
+	 __ocq_full(__atomic_fetch_and(__ocq_cnt(v), ~(i), __SC)))
 #define atomic_fetch_or(i, v)						\
-	__ocq_full(__atomic_fetch_or(__ocq_cnt(v), (i), __SC))
+	(__ocq_rmw(v), __ocq_full(__atomic_fetch_or(__ocq_cnt(v), (i), __SC)))
 #define atomic_xchg(v, i)						\
-	__ocq_full(__atomic_exchange_n(__ocq_cnt(v), (i), __SC))
+	(__ocq_rmw(v), __ocq_full(__atomic_exchange_n(__ocq_cnt(v), (i), __SC)))
 #define atomic_inc_return(v)						\
-	__ocq_full(__atomic_add_fetch(__ocq_cnt(v), 1, __SC))
+	(__ocq_rmw(v), __ocq_full(__atomic_add_fetch(__ocq_cnt(v), 1, __SC)))
 
 static inline int atomic_cmpxchg(atomic_t *v, int old, int val)
 {
 	int cur = old;
 
+	__ocq_rmw(v);
 	__ocq_full_fence();
 	if (__atomic_compare_exchange_n(&v->counter, &cur, val, false, __SC,
 					__RLX)) {
@@ -79,6 +95,7 @@ static inline bool atomic_try_cmpxchg(atomic_t *v, int *old, int val)
 {
 	bool ok;
 
+	__ocq_rmw(v);
 	__ocq_full_fence();
 	ok = __atomic_compare_exchange_n(&v->counter, old, val, false, __SC,
 					 __RLX);
@@ -90,8 +107,10 @@ static inline bool atomic_try_cmpxchg(atomic_t *v, int *old, int val)
 }
 
 #define atomic_long_read(v)	__atomic_load_n(__ocq_cnt(v), __RLX)
-#define atomic_long_set(v, i)	__atomic_store_n(__ocq_cnt(v), (i), __RLX)
+#define atomic_long_set(v, i)						\
+	(ocq_native_count_write(__ocq_cnt(v)),				\
+	 __atomic_store_n(__ocq_cnt(v), (i), __RLX))
 #define atomic_long_inc(v)						\
-	((void)__atomic_fetch_add(__ocq_cnt(v), 1, __RLX))
+	((void)(__ocq_rmw(v), __atomic_fetch_add(__ocq_cnt(v), 1, __RLX)))
 
 #endif /* _LINUX_ATOMIC_H */

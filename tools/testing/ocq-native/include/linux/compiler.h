@@ -9,6 +9,8 @@
 #ifndef _LINUX_COMPILER_H
 #define _LINUX_COMPILER_H
 
+#include <ocq_native.h>
+
 #define fallthrough __attribute__((__fallthrough__))
 #define likely(x)	__builtin_expect(!!(x), 1)
 #define unlikely(x)	__builtin_expect(!!(x), 0)
@@ -33,6 +35,7 @@
 #define WRITE_ONCE(x, val)						\
 	do {								\
 		__typeof__(x) __wo_v = (val);				\
+		ocq_native_count_write(&(x));				\
 		__atomic_store(&(x), &__wo_v, __ATOMIC_RELAXED);	\
 	} while (0)
 #endif

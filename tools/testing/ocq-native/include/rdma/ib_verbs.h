@@ -59,6 +59,11 @@ struct ib_qp {
 	u32 qp_num;
 };
 
+/*
+ * The kernel's layout, field for field (6.1 and 6.12 alike): what the engine
+ * copies into a ring and the provider into the poll array is the real size,
+ * 72 bytes on x86-64, which make cost's counts depend on.
+ */
 struct ib_wc {
 	union {
 		u64 wr_id;
@@ -69,7 +74,26 @@ struct ib_wc {
 	u32 vendor_err;
 	u32 byte_len;
 	struct ib_qp *qp;
+	union {
+		u32 imm_data;	/* __be32 in the kernel */
+		u32 invalidate_rkey;
+	} ex;
+	u32 src_qp;
+	u32 slid;
+	int wc_flags;
+	u16 pkey_index;
+	u8 sl;
+	u8 dlid_path_bits;
+	u32 port_num;
+	u8 smac[6];	/* ETH_ALEN */
+	u16 vlan_id;
+	u8 network_hdr_type;
 };
+
+#if defined(__x86_64__)
+_Static_assert(sizeof(struct ib_wc) == 72,
+	       "struct ib_wc must have the kernel's size (72 bytes on x86-64)");
+#endif
 
 struct ib_device_ops {
 	enum rdma_driver_id driver_id;
