@@ -14,6 +14,7 @@ import unittest
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import aggregate  # noqa: E402
 import paired  # noqa: E402
+import summary  # noqa: E402
 
 
 def rec(path, rep, rc, completions, lost=0, scenario="rxe_steady"):
@@ -275,6 +276,39 @@ class Host(unittest.TestCase):
         self.assertAlmostEqual(s["steal_pct"], 15.0)
         self.assertAlmostEqual(s["idle_pct"], 70.0)
         self.assertEqual(s["load1_max"], 3.0)
+
+
+class Summary(unittest.TestCase):
+    """performance.rst's generated blocks: the reading of an interval, the splice."""
+
+    def test_reading(self):
+        r = lambda lo, hi: summary.reading({"ratio": 1.0, "ci_low": lo, "ci_high": hi})
+        self.assertEqual(r(1.01, 1.2), "ahead")
+        self.assertEqual(r(0.8, 0.99), "behind")
+        self.assertEqual(r(0.9, 1.1), "level")
+        self.assertEqual(r(None, None), "n/a")
+        self.assertEqual(summary.reading({"ratio": None}), "not measured")
+
+    def test_splice(self):
+        doc = "a\n.. generated: x begin\nold\n.. generated: x end\nb"
+        self.assertEqual(summary.splice(doc, {"x": ["new"]}),
+                         "a\n.. generated: x begin\n\nnew\n\n.. generated: x end\nb")
+        with self.assertRaises(KeyError):
+            summary.splice(doc, {"y": []})
+
+    def test_row_from_results(self):
+        recs = []
+        for rep in range(3):
+            recs.append(rec("upstream-wq", rep, 0, 1000))
+            recs.append(rec("ocq-strict", rep, 0, 1000 + 100 * rep))
+        bench = {"kernel": "k", "smp": 2, "repeats": 3, "host": {},
+                 "by_smp": {"2": aggregate.aggregate(recs, ["upstream-wq", "ocq-strict"])}}
+        rows = "\n".join(summary.summary_block(bench, None))
+        # pairs 1.0, 1.1, 1.2: median 1.1, interval [1.0, 1.2] (holds 1: level)
+        line = [x for x in rows.splitlines() if "rxe_steady" in x][0]
+        self.assertIn("compl/s 1.10 [1.00-1.20]", line)
+        self.assertIn("level", line)
+        self.assertIn("not measured", rows)
 
 
 if __name__ == "__main__":
