@@ -47,14 +47,16 @@
  *	"heavy_ns":H,"place":S,"slow_ms":T,"light_max_ms":L,"light_ms":[...],
  *	"qpn":[[SEND,RECV],...],"domain":[[SEND,RECV],...],
  *	"heavy_in_cq_run":N,"light_in_cq_run":N,"lat_with":{...},
- *	"lat_apart":{...},
+ *	"lat_apart":{...},"slow_wait_ms":W,"slow_wait_max_us":X,
  *	"ocq":{"events":...,"runs":...,...},"errors":E}
  *
  *   *_ms: from the start until a pair's last receive done(); domain: the
  *   flow domain the pool's default key gives each QP; lat_with, lat_apart:
  *   {"completions","p50_us","p99_us","max_us"} of the light pairs'
  *   receives, posted to done(), of those whose receiver hashes to the slow
- *   receiver's domain and of the others; heavy_in_cq_run,
+ *   receiver's domain and of the others; slow_wait_ms, slow_wait_max_us:
+ *   the time between one receive done() of the slow pair and the next, in
+ *   all and at most (it had nothing to do); heavy_in_cq_run,
  *   light_in_cq_run: receive done() calls of the slow pair, of the light
  *   ones, made by a per-CPU worker, which on ocq's IB_POLL_WORKQUEUE pool
  *   is the CQ run itself (inline dispatch; ib_cq's pool runs every done()
@@ -218,6 +220,12 @@ static u64 pb_start_ns, pb_end_ns; /* the measured window */
 static bool pb_running; /* senders post more */
 /* receive done() calls made by a per-CPU worker: the slow pair's, the others' */
 static atomic_t pb_heavy_in_run, pb_light_in_run;
+/*
+ * The slow pair's receive done() calls, never two at once (one QP's, in
+ * order): when the last one returned, and the time between one's return
+ * and the next one's start, in all and at most (the slow pair waiting)
+ */
+static u64 pb_slow_end_ns, pb_slow_wait_ns, pb_slow_wait_max_ns;
 
 static struct pb_msg *pb_msg_of(struct pb_pair *p, struct pb_wr *wr)
 {
@@ -295,6 +303,20 @@ static void pb_burn(u64 ns)
 		cpu_relax();
 }
 
+/* The slow pair's receive: note how long it waited since the last, burn. */
+static void pb_slow_done(void)
+{
+	u64 now = ktime_get_ns();
+
+	if (pb_slow_end_ns) {
+		pb_slow_wait_ns += now - pb_slow_end_ns;
+		pb_slow_wait_max_ns =
+			max(pb_slow_wait_max_ns, now - pb_slow_end_ns);
+	}
+	pb_burn(heavy_ns);
+	pb_slow_end_ns = ktime_get_ns();
+}
+
 /*
  * Who called done(): a per-CPU worker is the CQ run on either pool with
  * IB_POLL_WORKQUEUE (ib_cq's runs every done() there, ocq's only what it
@@ -331,7 +353,7 @@ static void pb_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 				   DMA_FROM_DEVICE);
 	posted = pb_msg_of(p, wr)->posted_ns;
 	if (!p->idx)
-		pb_burn(heavy_ns);
+		pb_slow_done();
 	now = ktime_get_ns();
 	pb_record(p, now, posted);
 	spin_lock_irqsave(&p->lock, flags);
@@ -777,6 +799,9 @@ static int pb_report_hol(unsigned int errors, const void *before,
 	       atomic_read(&pb_heavy_in_run), atomic_read(&pb_light_in_run));
 	pb_put_lat(l, "lat_with", PB_SHARED);
 	pb_put_lat(l, "lat_apart", PB_OTHER);
+	pb_put(l, "\"slow_wait_ms\":%llu,\"slow_wait_max_us\":%llu,",
+	       div_u64(pb_slow_wait_ns, NSEC_PER_MSEC),
+	       div_u64(pb_slow_wait_max_ns, NSEC_PER_USEC));
 #ifdef PB_OCQ
 	pb_put_ocq(l, before, after);
 #endif
@@ -810,6 +835,9 @@ static int pb_measure_stream(void)
 #endif
 	atomic_set(&pb_heavy_in_run, 0);
 	atomic_set(&pb_light_in_run, 0);
+	pb_slow_end_ns = 0;
+	pb_slow_wait_ns = 0;
+	pb_slow_wait_max_ns = 0;
 	for (t = 0; t < pairs; t++) {
 		struct pb_pair *p = &pb_pairs[t];
 
