@@ -17,8 +17,9 @@ KDIR ?=
 TESTS ?=
 # Extra options of ocq-demo run (make demo), e.g. ARGS="--path naive --duration 5".
 ARGS ?=
-# make bench: repeats of every scenario and path; QUICK=1: one short repeat (CI)
-REPEATS ?= 5
+# make bench, make ulp-bench: interleaved repeats of every workload (the paired ratios'
+# intervals need at least 10); QUICK=1: one short repeat (CI), intervals n/a
+REPEATS ?= 10
 QUICK ?=
 SMP ?= 2
 W ?= 1

@@ -5,6 +5,7 @@
 #include <rdma/ib_ocq_dropin.h>
 
 #define PB_BACKEND "ocq"
+#define PB_OCQ
 
 #include "pool_bench.c"
 MODULE_DESCRIPTION("rxe_pool bench on ocq's CQ pool");

@@ -1,57 +1,104 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * pool_bench.c - make bench's rxe_pool scenario: QPs that share pooled CQs,
- * one of them slow.  Built twice, as ocq_bench_pool_upstream (ib_core's
- * ib_cq_pool_get()) and as ocq_bench_pool_ocq (the same file after
- * <rdma/ib_ocq_dropin.h>, which turns the pool calls into ocq's); each
- * main file defines PB_BACKEND first.
+ * pool_bench.c - QPs that share pooled CQs, one of them slow: make bench's
+ * rxe_pool scenario and the ocq_pool_hol test.  Built twice, as
+ * ocq_bench_pool_upstream (ib_core's ib_cq_pool_get()) and as
+ * ocq_bench_pool_ocq (the same file after <rdma/ib_ocq_dropin.h>, which
+ * turns the pool calls into ocq's); each main file defines PB_BACKEND
+ * first, the ocq one PB_OCQ too.
  *
- * PB_PAIRS loopback RC pairs on rxe0; each QP takes its room with
- * ib_cq_pool_get() on vector hint pair % 2, so the pairs of a vector share
- * its pooled CQ.  Every pair streams sends closed-loop, @depth in flight:
- * a send is posted when a receive completes, each message carrying the time
- * it was posted.  The receive done() of pair 0 (the heavy QP) burns
- * @heavy_ns of CPU; the others (the light QPs) do nothing but record the
- * message's latency, posted to done().  After @warmup_ms, @duration_ms are
- * measured; then the senders stop, the QPs are drained and destroyed and
- * their room is put back.  Init prints one line and fails the load if the
- * measurement could not be made:
+ * @pairs loopback RC pairs on rxe0; each QP takes its room with
+ * ib_cq_pool_get(..., IB_POLL_WORKQUEUE) on vector hint @vector (by
+ * default pair % 2), so the pairs of a vector share its pooled CQ.  Each
+ * message carries the time it was posted.  The receive done() of pair 0
+ * (the heavy, or slow, QP) burns @heavy_ns of CPU; the others (the light
+ * QPs) do nothing but record the message's latency, posted to done().
+ *
+ * Two ways to run:
+ *
+ * - @msgs = 0 (rxe_pool): every pair streams closed-loop, @depth in
+ *   flight (a send is posted when a receive completes) for @warmup_ms,
+ *   then @duration_ms are measured.  Init prints
  *
  *   BENCH-POOL {"backend":B,"pairs":8,"heavy_ns":H,"depth":D,"ms":T,
  *	"light":{"completions":N,"per_s":R,"p50_us":X,"p99_us":Y,"max_us":Z},
  *	"light_shared":{...}, "light_other":{...},
  *	"heavy":{"completions":N,"per_s":R},"errors":E,"dropped":D}
  *
- * light_shared: the light pairs whose receiver shares the heavy receiver's
- * CQ; light_other: the rest.  Latencies are over the measured window, from
- * at most PB_SAMPLES completions per group (dropped: those not kept).
+ *   light_shared: the light pairs whose receiver shares the heavy
+ *   receiver's CQ; light_other: the rest.  Latencies are over the measured
+ *   window, from at most PB_SAMPLES completions per group (dropped: those
+ *   not kept).
+ *
+ * - @msgs > 0 (ocq_pool_hol): every pair streams @msgs messages, started
+ *   together, and notes when its last receive done() ran.  With @credits
+ *   the receiver keeps @depth receives posted, reposting each in its
+ *   done(), and the sender posts only against a posted receive (never more
+ *   outstanding than the peer has receives posted: a ULP's receive
+ *   credits, granted at once); without, every receive is posted first and
+ *   the sender keeps @depth sends in flight, clocked by its own send
+ *   completions.  @place picks the QP numbers: "any" as rxe gives them,
+ *   "slow" every light QP made again until it hashes to the slow receiver's
+ *   flow domain on ocq's pool, "apart" until none does (the pool's default
+ *   flow key is the QP number, hashed over a domain per online CPU).  Init
+ *   prints one line per pair and
+ *
+ *   BENCH-HOL {"backend":B,"pairs":P,"msgs":M,"depth":D,"credits":C,
+ *	"heavy_ns":H,"place":S,"slow_ms":T,"light_max_ms":L,"light_ms":[...],
+ *	"qpn":[[SEND,RECV],...],"domain":[[SEND,RECV],...],
+ *	"heavy_in_cq_run":N,"light_in_cq_run":N,"lat_with":{...},
+ *	"lat_apart":{...},"slow_wait_ms":W,"slow_wait_max_us":X,
+ *	"ocq":{"events":...,"runs":...,...},"errors":E}
+ *
+ *   *_ms: from the start until a pair's last receive done(); domain: the
+ *   flow domain the pool's default key gives each QP; lat_with, lat_apart:
+ *   {"completions","p50_us","p99_us","max_us"} of the light pairs'
+ *   receives, posted to done(), of those whose receiver hashes to the slow
+ *   receiver's domain and of the others; slow_wait_ms, slow_wait_max_us:
+ *   the time between one receive done() of the slow pair and the next, in
+ *   all and at most (it had nothing to do); heavy_in_cq_run,
+ *   light_in_cq_run: receive done() calls of the slow pair, of the light
+ *   ones, made by a per-CPU worker, which on ocq's IB_POLL_WORKQUEUE pool
+ *   is the CQ run itself (inline dispatch; ib_cq's pool runs every done()
+ *   there), not a flow domain (an unbound worker); ocq: the deltas of the
+ *   pooled CQ of the slow receiver's counters (ocq's build only).
+ *
+ * Init fails the load if the measurement could not be made; it judges no
+ * figure (make bench and ocq_pool_hol.sh do).  Afterwards the streams
+ * stop, the QPs are drained and destroyed and their room is put back.
  */
 #include <linux/atomic.h>
+#include <linux/delay.h>
+#include <linux/hash.h>
 #include <linux/kernel.h>
 #include <linux/ktime.h>
+#include <linux/math.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/sched.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
 #include <linux/spinlock.h>
+#include <linux/string.h>
 #include <rdma/ib_verbs.h>
 
 #include "rxe_loop.h"
 
-#define PB_PAIRS 8
+#define PB_MAX_PAIRS 8
 #define PB_MAX_DEPTH 64
 /* send WRs per pair: a send's slot is free once its own completion ran */
 #define PB_SQ (2 * PB_MAX_DEPTH)
-/* receives per pair, all posted: never fewer than @depth waiting (no RNR) */
+/* receives per pair of rxe_pool, all posted: never fewer than @depth waiting */
 #define PB_RQ (2 * PB_MAX_DEPTH)
+/* the most messages of a stream (@msgs), all of whose receives may be posted */
+#define PB_MAX_MSGS 4000
 #define PB_MSG 64
-/* a QP's room in its pooled CQ: its sends, receives and drain */
-#define PB_QP_CQE (PB_SQ + PB_RQ + 2)
 /* latencies kept per group */
 #define PB_SAMPLES 262144
 /* how long the stopped streams may take to drain */
 #define PB_DRAIN_S 60
+/* @place: tries to give a QP the flow domain asked for */
+#define PB_QP_TRIES 32
 
 static unsigned int duration_ms = 3000;
 module_param(duration_ms, uint, 0444);
@@ -69,6 +116,32 @@ MODULE_PARM_DESC(heavy_ns,
 static unsigned int depth = 16;
 module_param(depth, uint, 0444);
 MODULE_PARM_DESC(depth, "sends in flight per pair (1..64, default 16)");
+
+static unsigned int pairs = PB_MAX_PAIRS;
+module_param(pairs, uint, 0444);
+MODULE_PARM_DESC(pairs, "loopback pairs (2..8, default 8)");
+
+static int vector = -1;
+module_param(vector, int, 0444);
+MODULE_PARM_DESC(vector,
+		 "vector hint of every QP's pool_get (default -1: pair % 2)");
+
+static unsigned int msgs;
+module_param(msgs, uint, 0444);
+MODULE_PARM_DESC(msgs, "messages per pair, then its time (default 0: timed)");
+
+static bool credits;
+module_param(credits, bool, 0444);
+MODULE_PARM_DESC(credits,
+		 "with msgs: send only against a posted receive, depth of them");
+
+static char *place = "any";
+module_param(place, charp, 0444);
+MODULE_PARM_DESC(place, "with msgs: light QPs' domains: any, slow, apart");
+
+static unsigned int wait_s = 240;
+module_param(wait_s, uint, 0444);
+MODULE_PARM_DESC(wait_s, "with msgs: seconds the streams may take (240)");
 
 /* what a message carries */
 struct pb_msg {
@@ -103,33 +176,39 @@ enum { PB_HEAVY, PB_SHARED, PB_OTHER, PB_GROUPS };
 
 /**
  * struct pb_pair - a loopback pair on pooled CQs
- * @idx: 0 (the heavy one) .. PB_PAIRS-1
+ * @idx: 0 (the heavy one) .. @pairs - 1
  * @group: where its latencies go (PB_HEAVY, PB_SHARED or PB_OTHER)
+ * @nr_recv: receives it has (@rwr), each reposted by its done() unless
+ *	all of a stream's were posted first
  * @cq: the CQ of each QP (sender, receiver)
  * @qp: qp[0] sends to qp[1]
  * @swr: the sends, used in turn
- * @rwr: the receives, each reposted by its done()
- * @buf: PB_SQ + PB_RQ messages
+ * @rwr: the receives
+ * @buf: PB_SQ + @nr_recv messages
  * @dma: where @buf is mapped
- * @lock: serialises @posted, @sent and @received; the send and receive
- *	done() calls run on different CQs
+ * @lock: serialises the counts below; the send and receive done() calls
+ *	may run at once (on different CQs, or different flow domains)
  * @posted: sends posted
  * @sent: send done() calls
  * @received: receive done() calls
+ * @recv_posted: receives posted
  * @errors: completions that failed while the stream ran
+ * @done_ns: when the @msgs-th receive done() ran (0 until then)
  */
 struct pb_pair {
 	unsigned int idx;
 	unsigned int group;
+	unsigned int nr_recv;
 	struct ib_cq *cq[2];
 	struct ib_qp *qp[2];
 	struct pb_wr swr[PB_SQ];
-	struct pb_wr rwr[PB_RQ];
+	struct pb_wr *rwr;
 	void *buf;
 	u64 dma;
 	spinlock_t lock; /* see @lock above */
-	u32 posted, sent, received;
+	u32 posted, sent, received, recv_posted;
 	u32 errors;
+	u64 done_ns;
 };
 
 static struct ib_device *pb_dev;
@@ -139,6 +218,14 @@ static struct pb_pair *pb_pairs;
 static struct pb_group pb_groups[PB_GROUPS];
 static u64 pb_start_ns, pb_end_ns; /* the measured window */
 static bool pb_running; /* senders post more */
+/* receive done() calls made by a per-CPU worker: the slow pair's, the others' */
+static atomic_t pb_heavy_in_run, pb_light_in_run;
+/*
+ * The slow pair's receive done() calls, never two at once (one QP's, in
+ * order): when the last one returned, and the time between one's return
+ * and the next one's start, in all and at most (the slow pair waiting)
+ */
+static u64 pb_slow_end_ns, pb_slow_wait_ns, pb_slow_wait_max_ns;
 
 static struct pb_msg *pb_msg_of(struct pb_pair *p, struct pb_wr *wr)
 {
@@ -160,13 +247,28 @@ static void pb_record(struct pb_pair *p, u64 now, u64 posted)
 		g->lat[i] = min_t(u64, now - posted, U32_MAX);
 }
 
+/* Whether @p may post one more send now.  Context: @p->lock held. */
+static bool pb_may_post(struct pb_pair *p)
+{
+	if (!READ_ONCE(pb_running) || p->posted - p->sent >= PB_SQ)
+		return false;
+	if (msgs && p->posted >= msgs)
+		return false;
+	/* a credit: a receive the peer posted and no send of ours took */
+	if (credits)
+		return p->posted < p->recv_posted;
+	/* a stream without credits: clocked by its own send completions */
+	if (msgs)
+		return p->posted - p->sent < depth;
+	return p->posted - p->received < depth;
+}
+
 /* Post sends while the window allows.  Context: @p->lock held. */
 static void pb_fill(struct pb_pair *p)
 {
 	struct pb_wr *wr;
 
-	while (READ_ONCE(pb_running) && p->posted - p->sent < PB_SQ &&
-	       p->posted - p->received < depth) {
+	while (pb_may_post(p)) {
 		wr = &p->swr[p->posted % PB_SQ];
 		pb_msg_of(p, wr)->posted_ns = ktime_get_ns();
 		ib_dma_sync_single_for_device(pb_dev, wr->sge.addr, PB_MSG,
@@ -201,12 +303,43 @@ static void pb_burn(u64 ns)
 		cpu_relax();
 }
 
+/* The slow pair's receive: note how long it waited since the last, burn. */
+static void pb_slow_done(void)
+{
+	u64 now = ktime_get_ns();
+
+	if (pb_slow_end_ns) {
+		pb_slow_wait_ns += now - pb_slow_end_ns;
+		pb_slow_wait_max_ns =
+			max(pb_slow_wait_max_ns, now - pb_slow_end_ns);
+	}
+	pb_burn(heavy_ns);
+	pb_slow_end_ns = ktime_get_ns();
+}
+
+/*
+ * Who called done(): a per-CPU worker is the CQ run on either pool with
+ * IB_POLL_WORKQUEUE (ib_cq's runs every done() there, ocq's only what it
+ * dispatches inline); ocq's flow domains run on unbound workers.
+ */
+static void pb_note_caller(struct pb_pair *p)
+{
+	if (is_percpu_thread())
+		atomic_inc(p->idx ? &pb_light_in_run : &pb_heavy_in_run);
+}
+
+/* The receive is posted again, unless a stream posted all of its own. */
+static bool pb_reposts(void)
+{
+	return !msgs || credits;
+}
+
 static void pb_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 {
 	struct pb_wr *wr = container_of(wc->wr_cqe, struct pb_wr, cqe);
 	struct pb_pair *p = wr->p;
 	unsigned long flags;
-	u64 posted;
+	u64 posted, now;
 
 	if (wc->status != IB_WC_SUCCESS) {
 		spin_lock_irqsave(&p->lock, flags);
@@ -215,16 +348,23 @@ static void pb_recv_done(struct ib_cq *cq, struct ib_wc *wc)
 		spin_unlock_irqrestore(&p->lock, flags);
 		return; /* a flush: the QP is being drained */
 	}
+	pb_note_caller(p);
 	ib_dma_sync_single_for_cpu(pb_dev, wr->sge.addr, PB_MSG,
 				   DMA_FROM_DEVICE);
 	posted = pb_msg_of(p, wr)->posted_ns;
 	if (!p->idx)
-		pb_burn(heavy_ns);
-	pb_record(p, ktime_get_ns(), posted);
+		pb_slow_done();
+	now = ktime_get_ns();
+	pb_record(p, now, posted);
 	spin_lock_irqsave(&p->lock, flags);
-	if (ib_post_recv(p->qp[1], &wr->recv, NULL))
-		p->errors++;
-	p->received++;
+	if (pb_reposts() && READ_ONCE(pb_running)) {
+		if (ib_post_recv(p->qp[1], &wr->recv, NULL))
+			p->errors++;
+		else
+			p->recv_posted++;
+	}
+	if (++p->received == msgs)
+		WRITE_ONCE(p->done_ns, now);
 	pb_fill(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 }
@@ -250,6 +390,49 @@ static void pb_init_wr(struct pb_pair *p, struct pb_wr *wr, unsigned int slot,
 	}
 }
 
+/* A QP's room in its pooled CQ: its sends, receives and drain. */
+static unsigned int pb_qp_cqe(struct pb_pair *p)
+{
+	return PB_SQ + p->nr_recv + 2;
+}
+
+/*
+ * The flow domain the pool's default flow key gives @qp on ocq's pool: its
+ * number, hashed over a domain per online CPU (ib_ocq_cq_pool_get()).
+ */
+static unsigned int pb_domain(struct ib_qp *qp)
+{
+	return reciprocal_scale(hash_32(qp->qp_num, 32), num_online_cpus());
+}
+
+/* Whether @qp, a QP of light pair @p, is placed as @place asks. */
+static bool pb_placed(struct pb_pair *p, struct ib_qp *qp)
+{
+	unsigned int slow;
+
+	if (!msgs || !p->idx || !strcmp(place, "any") || num_online_cpus() < 2)
+		return true;
+	slow = pb_domain(pb_pairs[0].qp[1]);
+	return !strcmp(place, "slow") ? pb_domain(qp) == slow :
+					pb_domain(qp) != slow;
+}
+
+/* A QP of @p, made again until it is placed as @place asks. */
+static struct ib_qp *pb_create_qp(struct pb_pair *p,
+				  struct ib_qp_init_attr *init)
+{
+	struct ib_qp *qp;
+	unsigned int i;
+
+	for (i = 0; i < PB_QP_TRIES; i++) {
+		qp = ib_create_qp(pb_pd, init);
+		if (IS_ERR(qp) || pb_placed(p, qp))
+			return qp;
+		ib_destroy_qp(qp);
+	}
+	return ERR_PTR(-EAGAIN);
+}
+
 static int pb_create_qps(struct pb_pair *p)
 {
 	struct ib_qp_init_attr init = {
@@ -257,15 +440,15 @@ static int pb_create_qps(struct pb_pair *p)
 		.sq_sig_type = IB_SIGNAL_ALL_WR,
 		.cap = {
 			.max_send_wr = PB_SQ + 1,
-			.max_recv_wr = PB_RQ + 1,
+			.max_recv_wr = p->nr_recv + 1,
 			.max_send_sge = 1,
 			.max_recv_sge = 1,
 		},
 	};
-	int i, ret;
+	int i, ret, hint = vector < 0 ? p->idx % 2 : vector;
 
 	for (i = 0; i < 2; i++) {
-		p->cq[i] = ib_cq_pool_get(pb_dev, PB_QP_CQE, p->idx % 2,
+		p->cq[i] = ib_cq_pool_get(pb_dev, pb_qp_cqe(p), hint,
 					  IB_POLL_WORKQUEUE);
 		if (IS_ERR(p->cq[i])) {
 			ret = PTR_ERR(p->cq[i]);
@@ -274,7 +457,7 @@ static int pb_create_qps(struct pb_pair *p)
 		}
 		init.send_cq = p->cq[i];
 		init.recv_cq = p->cq[i];
-		p->qp[i] = ib_create_qp(pb_pd, &init);
+		p->qp[i] = pb_create_qp(p, &init);
 		if (IS_ERR(p->qp[i])) {
 			ret = PTR_ERR(p->qp[i]);
 			p->qp[i] = NULL;
@@ -285,17 +468,24 @@ static int pb_create_qps(struct pb_pair *p)
 	return ret ?: rxe_loop_connect(&pb_loop, p->qp[1], p->qp[0]->qp_num);
 }
 
+static size_t pb_buf_len(struct pb_pair *p)
+{
+	return (PB_SQ + p->nr_recv) * PB_MSG;
+}
+
 static int pb_pair_setup(struct pb_pair *p, unsigned int idx)
 {
-	size_t len = (PB_SQ + PB_RQ) * PB_MSG;
 	unsigned int i;
 
 	p->idx = idx;
+	p->nr_recv = !msgs ? PB_RQ : credits ? depth : msgs;
 	spin_lock_init(&p->lock);
-	p->buf = kzalloc(len, GFP_KERNEL);
-	if (!p->buf)
+	p->rwr = kcalloc(p->nr_recv, sizeof(*p->rwr), GFP_KERNEL);
+	p->buf = kzalloc(pb_buf_len(p), GFP_KERNEL);
+	if (!p->buf || !p->rwr)
 		return -ENOMEM;
-	p->dma = ib_dma_map_single(pb_dev, p->buf, len, DMA_BIDIRECTIONAL);
+	p->dma = ib_dma_map_single(pb_dev, p->buf, pb_buf_len(p),
+				   DMA_BIDIRECTIONAL);
 	if (ib_dma_mapping_error(pb_dev, p->dma)) {
 		kfree(p->buf);
 		p->buf = NULL;
@@ -303,7 +493,7 @@ static int pb_pair_setup(struct pb_pair *p, unsigned int idx)
 	}
 	for (i = 0; i < PB_SQ; i++)
 		pb_init_wr(p, &p->swr[i], i, true);
-	for (i = 0; i < PB_RQ; i++)
+	for (i = 0; i < p->nr_recv; i++)
 		pb_init_wr(p, &p->rwr[i], PB_SQ + i, false);
 	return pb_create_qps(p);
 }
@@ -322,14 +512,16 @@ static void pb_pair_teardown(struct pb_pair *p)
 	}
 	for (i = 0; i < 2; i++) {
 		if (p->cq[i])
-			ib_cq_pool_put(p->cq[i], PB_QP_CQE);
+			ib_cq_pool_put(p->cq[i], pb_qp_cqe(p));
 		p->cq[i] = NULL;
 	}
 	if (p->buf)
-		ib_dma_unmap_single(pb_dev, p->dma, (PB_SQ + PB_RQ) * PB_MSG,
+		ib_dma_unmap_single(pb_dev, p->dma, pb_buf_len(p),
 				    DMA_BIDIRECTIONAL);
 	kfree(p->buf);
 	p->buf = NULL;
+	kfree(p->rwr);
+	p->rwr = NULL;
 }
 
 static int pb_pair_start(struct pb_pair *p)
@@ -338,11 +530,12 @@ static int pb_pair_start(struct pb_pair *p)
 	unsigned int i;
 	int ret = 0;
 
-	for (i = 0; i < PB_RQ && !ret; i++)
+	for (i = 0; i < p->nr_recv && !ret; i++)
 		ret = ib_post_recv(p->qp[1], &p->rwr[i].recv, NULL);
 	if (ret)
 		return ret;
 	spin_lock_irqsave(&p->lock, flags);
+	p->recv_posted = p->nr_recv;
 	pb_fill(p);
 	spin_unlock_irqrestore(&p->lock, flags);
 	return 0;
@@ -356,7 +549,7 @@ static bool pb_quiesce(void)
 
 	for (s = 0; s < PB_DRAIN_S * 10 && !idle; s++) {
 		idle = true;
-		for (i = 0; i < PB_PAIRS; i++) {
+		for (i = 0; i < pairs; i++) {
 			struct pb_pair *p = &pb_pairs[i];
 
 			spin_lock_irq(&p->lock);
@@ -387,7 +580,7 @@ static u32 pb_pct_us(const u32 *lat, unsigned int n, unsigned int pm)
 
 /* the BENCH-POOL line, built in pieces */
 struct pb_line {
-	char buf[768];
+	char buf[1024];
 	size_t len;
 };
 
@@ -448,7 +641,7 @@ static int pb_report(unsigned int errors)
 	memcpy(all, pb_groups[PB_SHARED].lat, ns * sizeof(*all));
 	memcpy(all + ns, pb_groups[PB_OTHER].lat, no * sizeof(*all));
 	pb_put(l, "{\"backend\":\"%s\",\"pairs\":%u,\"heavy_ns\":%u,",
-	       PB_BACKEND, PB_PAIRS, heavy_ns);
+	       PB_BACKEND, pairs, heavy_ns);
 	pb_put(l, "\"depth\":%u,\"ms\":%u,", depth, duration_ms);
 	pb_put_group(l, "light", all, ns + no,
 		     pb_completions(PB_SHARED) + pb_completions(PB_OTHER));
@@ -465,39 +658,209 @@ static int pb_report(unsigned int errors)
 	return 0;
 }
 
-static int pb_measure(void)
+/* Start every pair's stream; @start_ns begins the measured window. */
+static int pb_start(u64 start_ns, u64 end_ns)
 {
-	unsigned int i, errors = 0;
+	unsigned int i;
 	int ret;
 
-	for (i = 0; i < PB_PAIRS; i++) {
+	pb_start_ns = start_ns;
+	pb_end_ns = end_ns;
+	WRITE_ONCE(pb_running, true);
+	for (i = 0; i < pairs; i++) {
+		ret = pb_pair_start(&pb_pairs[i]);
+		if (ret) {
+			pr_err("posting pair %u's first work failed: %d\n", i,
+			       ret);
+			return ret;
+		}
+	}
+	return 0;
+}
+
+/* Stop the senders and wait for what they posted; the errors seen. */
+static int pb_stop(unsigned int *errors)
+{
+	unsigned int i;
+
+	WRITE_ONCE(pb_running, false);
+	if (!pb_quiesce()) {
+		pr_err("the streams did not drain within %u s\n", PB_DRAIN_S);
+		return -ETIMEDOUT;
+	}
+	for (i = 0, *errors = 0; i < pairs; i++)
+		*errors += pb_pairs[i].errors;
+	return 0;
+}
+
+/* rxe_pool: the streams run for the warm-up and the measured window. */
+static int pb_measure_timed(void)
+{
+	unsigned int i, errors;
+	u64 t0;
+	int ret, stop;
+
+	for (i = 0; i < pairs; i++) {
 		struct pb_pair *p = &pb_pairs[i];
 
 		p->group = !i				 ? PB_HEAVY :
 			   p->cq[1] == pb_pairs[0].cq[1] ? PB_SHARED :
 							   PB_OTHER;
 	}
-	pb_start_ns = ktime_get_ns() + (u64)warmup_ms * NSEC_PER_MSEC;
-	pb_end_ns = pb_start_ns + (u64)duration_ms * NSEC_PER_MSEC;
-	WRITE_ONCE(pb_running, true);
-	for (i = 0; i < PB_PAIRS; i++) {
-		ret = pb_pair_start(&pb_pairs[i]);
-		if (ret) {
-			pr_err("posting pair %u's first work failed: %d\n", i,
-			       ret);
-			break;
-		}
-	}
+	t0 = ktime_get_ns() + (u64)warmup_ms * NSEC_PER_MSEC;
+	ret = pb_start(t0, t0 + (u64)duration_ms * NSEC_PER_MSEC);
 	if (!ret)
 		msleep(warmup_ms + duration_ms);
-	WRITE_ONCE(pb_running, false);
-	if (!pb_quiesce()) {
-		pr_err("the streams did not drain within %u s\n", PB_DRAIN_S);
-		return -ETIMEDOUT;
+	stop = pb_stop(&errors);
+	return ret ?: stop ?: pb_report(errors);
+}
+
+#ifdef PB_OCQ
+/* The counters of the slow receiver's pooled CQ (every QP's, on one vector). */
+static void pb_ocq_stats(struct ib_ocq_stats *s)
+{
+	ib_ocq_get_stats(ib_cq_to_ocq(pb_pairs[0].cq[1]), s);
+}
+
+static void pb_put_ocq(struct pb_line *l, const struct ib_ocq_stats *a,
+		       const struct ib_ocq_stats *b)
+{
+	pb_put(l, "\"ocq\":{\"events\":%llu,\"runs\":%llu,\"empty_runs\":%llu,",
+	       b->events - a->events, b->runs - a->runs,
+	       b->empty_runs - a->empty_runs);
+	pb_put(l, "\"arms\":%llu,\"parks\":%llu,\"stalls\":%llu,",
+	       b->arms - a->arms, b->parks - a->parks, b->stalls - a->stalls);
+	pb_put(l, "\"inlined\":%llu,\"domain_runs\":%llu,\"yields\":%llu,",
+	       b->inlined - a->inlined, b->domain_runs - a->domain_runs,
+	       b->yields - a->yields);
+	pb_put(l, "\"completions\":%llu,\"max_batch\":%llu},",
+	       b->completions - a->completions, b->max_batch);
+}
+#endif
+
+static u64 pb_ms(u64 ns)
+{
+	return ns ? div_u64(ns - pb_start_ns, NSEC_PER_MSEC) : 0;
+}
+
+/* "name":{...}: the latencies of a group of light pairs over the stream */
+static void pb_put_lat(struct pb_line *l, const char *name, unsigned int g)
+{
+	unsigned int n = pb_kept(g);
+	u32 *lat = pb_groups[g].lat;
+
+	sort(lat, n, sizeof(*lat), pb_cmp_u32, NULL);
+	pb_put(l, "\"%s\":{\"completions\":%u,\"p50_us\":%u,\"p99_us\":%u,",
+	       name, pb_completions(g), pb_pct_us(lat, n, 500),
+	       pb_pct_us(lat, n, 990));
+	pb_put(l, "\"max_us\":%u},", pb_pct_us(lat, n, 1000));
+}
+
+/* One line per pair, then the BENCH-HOL line. */
+static int pb_report_hol(unsigned int errors, const void *before,
+			 const void *after)
+{
+	struct pb_line *l = kzalloc(sizeof(*l), GFP_KERNEL);
+	u64 light_max = 0, ms;
+	unsigned int i;
+
+	if (!l)
+		return -ENOMEM;
+	for (i = 0; i < pairs; i++) {
+		struct pb_pair *p = &pb_pairs[i];
+
+		ms = pb_ms(p->done_ns);
+		if (i)
+			light_max = max(light_max, ms);
+		pr_info("pair %u (%s): %u of %u received, last at %llu ms; qpn %u/%u, domain %u/%u\n",
+			i, i ? "light" : "slow", p->received, msgs, ms,
+			p->qp[0]->qp_num, p->qp[1]->qp_num, pb_domain(p->qp[0]),
+			pb_domain(p->qp[1]));
 	}
-	for (i = 0; i < PB_PAIRS; i++)
-		errors += pb_pairs[i].errors;
-	return ret ?: pb_report(errors);
+	pb_put(l, "{\"backend\":\"%s\",\"pairs\":%u,\"msgs\":%u,\"depth\":%u,",
+	       PB_BACKEND, pairs, msgs, depth);
+	pb_put(l, "\"credits\":%d,\"heavy_ns\":%u,\"place\":\"%s\",", credits,
+	       heavy_ns, place);
+	pb_put(l, "\"slow_ms\":%llu,\"light_max_ms\":%llu,\"light_ms\":[",
+	       pb_ms(pb_pairs[0].done_ns), light_max);
+	for (i = 1; i < pairs; i++)
+		pb_put(l, "%s%llu", i > 1 ? "," : "",
+		       pb_ms(pb_pairs[i].done_ns));
+	pb_put(l, "],\"qpn\":[");
+	for (i = 0; i < pairs; i++)
+		pb_put(l, "%s[%u,%u]", i ? "," : "", pb_pairs[i].qp[0]->qp_num,
+		       pb_pairs[i].qp[1]->qp_num);
+	pb_put(l, "],\"domain\":[");
+	for (i = 0; i < pairs; i++)
+		pb_put(l, "%s[%u,%u]", i ? "," : "",
+		       pb_domain(pb_pairs[i].qp[0]),
+		       pb_domain(pb_pairs[i].qp[1]));
+	pb_put(l, "],\"heavy_in_cq_run\":%d,\"light_in_cq_run\":%d,",
+	       atomic_read(&pb_heavy_in_run), atomic_read(&pb_light_in_run));
+	pb_put_lat(l, "lat_with", PB_SHARED);
+	pb_put_lat(l, "lat_apart", PB_OTHER);
+	pb_put(l, "\"slow_wait_ms\":%llu,\"slow_wait_max_us\":%llu,",
+	       div_u64(pb_slow_wait_ns, NSEC_PER_MSEC),
+	       div_u64(pb_slow_wait_max_ns, NSEC_PER_USEC));
+#ifdef PB_OCQ
+	pb_put_ocq(l, before, after);
+#endif
+	pb_put(l, "\"errors\":%u}", errors);
+	pr_info("BENCH-HOL %s\n", l->buf);
+	kfree(l);
+	return 0;
+}
+
+static bool pb_streamed(void)
+{
+	unsigned int i;
+
+	for (i = 0; i < pairs; i++)
+		if (!READ_ONCE(pb_pairs[i].done_ns))
+			return false;
+	return true;
+}
+
+/* ocq_pool_hol: every pair streams @msgs messages; when did each finish? */
+static int pb_measure_stream(void)
+{
+	unsigned int t, errors = 0;
+	int ret, stop;
+#ifdef PB_OCQ
+	struct ib_ocq_stats before, after;
+
+	pb_ocq_stats(&before);
+#else
+	int before = 0, after = 0;
+#endif
+	atomic_set(&pb_heavy_in_run, 0);
+	atomic_set(&pb_light_in_run, 0);
+	pb_slow_end_ns = 0;
+	pb_slow_wait_ns = 0;
+	pb_slow_wait_max_ns = 0;
+	for (t = 0; t < pairs; t++) {
+		struct pb_pair *p = &pb_pairs[t];
+
+		p->group = !t ? PB_HEAVY :
+			   pb_domain(p->qp[1]) == pb_domain(pb_pairs[0].qp[1]) ?
+				PB_SHARED :
+				PB_OTHER;
+	}
+	ret = pb_start(ktime_get_ns(), U64_MAX);
+	/* a tenth of a second at a time: a long wait looks like a hung task */
+	for (t = 0; !ret && !pb_streamed() && t < wait_s * 10; t++)
+		msleep(100);
+#ifdef PB_OCQ
+	pb_ocq_stats(&after);
+#endif
+	if (!ret && !pb_streamed()) {
+		pr_err("the streams did not end within %u s\n", wait_s);
+		ret = -ETIMEDOUT;
+	}
+	stop = pb_stop(&errors);
+	if (!stop)
+		pb_report_hol(errors, &before, &after);
+	return ret ?: stop;
 }
 
 static int pb_run(void)
@@ -505,7 +868,7 @@ static int pb_run(void)
 	unsigned int i, g;
 	int ret = 0;
 
-	pb_pairs = kvcalloc(PB_PAIRS, sizeof(*pb_pairs), GFP_KERNEL);
+	pb_pairs = kvcalloc(pairs, sizeof(*pb_pairs), GFP_KERNEL);
 	if (!pb_pairs)
 		return -ENOMEM;
 	for (g = 0; g < PB_GROUPS; g++) {
@@ -519,13 +882,13 @@ static int pb_run(void)
 		if (!pb_groups[g].lat)
 			ret = -ENOMEM;
 	}
-	for (i = 0; i < PB_PAIRS && !ret; i++)
+	for (i = 0; i < pairs && !ret; i++)
 		ret = pb_pair_setup(&pb_pairs[i], i);
 	if (ret)
 		pr_err("setting up the pairs failed: %d\n", ret);
 	else
-		ret = pb_measure();
-	for (i = 0; i < PB_PAIRS; i++)
+		ret = msgs ? pb_measure_stream() : pb_measure_timed();
+	for (i = 0; i < pairs; i++)
 		pb_pair_teardown(&pb_pairs[i]);
 	for (g = 0; g < PB_GROUPS; g++)
 		kvfree(pb_groups[g].lat);
@@ -533,12 +896,22 @@ static int pb_run(void)
 	return ret;
 }
 
+static bool pb_params_ok(void)
+{
+	if (duration_ms < 100 || duration_ms > 600000 || warmup_ms > 60000 ||
+	    heavy_ns > 100000000 || !depth || depth > PB_MAX_DEPTH ||
+	    pairs < 2 || pairs > PB_MAX_PAIRS || msgs > PB_MAX_MSGS ||
+	    !wait_s || wait_s > 3600)
+		return false;
+	return !strcmp(place, "any") || !strcmp(place, "slow") ||
+	       !strcmp(place, "apart");
+}
+
 static int __init pb_init(void)
 {
 	int ret;
 
-	if (duration_ms < 100 || duration_ms > 600000 || warmup_ms > 60000 ||
-	    heavy_ns > 100000000 || !depth || depth > PB_MAX_DEPTH) {
+	if (!pb_params_ok()) {
 		pr_err("a parameter is out of range (see modinfo)\n");
 		return -EINVAL;
 	}

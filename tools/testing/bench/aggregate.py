@@ -3,18 +3,22 @@
 """aggregate.py - make bench's host side: records in, results.json, table and plot out.
 
 Usage: aggregate.py --kernel KVER --smp N --repeats N --paths "p ..." --out DIR
-                    RECORDS-smpN.jsonl ...
+                    [--host HOST-smpN.json ...] RECORDS-smpN.jsonl ...
+       aggregate.py --baselines "p ..."    the baselines PATHS lacks (bench.sh, before
+                                           the run), or exit 2 for an unknown path
 
-Each input line is one record of tools/testing/bench/guest-bench.sh. Per scenario and
-path, every metric is computed per run, then reduced to the median (the figure shown)
-with min and max over the repeats.  A run that failed (ocq-demo's exit status was not
-0) never enters a median, a minimum or a maximum: it is counted in failed_runs, and its
-reorders, lost and duplicated completions still add to the sums. Ratios are medians over the median of upstream-wq
-in the same boot (fake_floor: over the floor; rxe_pool: over upstream-pool, whose
-figures are those of its light QPs); paired_ratio is the median of the
-per-repeat ratios to the base path's run of that repeat. Writes DIR/results.json,
-DIR/table.txt (also printed), DIR/table.rst (the same for Documentation/performance.rst)
-and, when gnuplot is there, DIR/plot.svg.
+Each input line is one record of tools/testing/bench/guest-bench.sh.  Every path has
+one baseline, fixed before the run by the pairing table (BASELINE below): the
+upstream ib_cq in the same poll context.  Per scenario and path, every metric is
+computed per run, then reduced to the median with min and max over the repeats.  The
+headline figure is the paired ratio: per repeat, the path's completions/s over its
+baseline's in that repeat, then their median and its 95 % bootstrap interval
+(paired.py); the other metrics measured in every run get the same.  A run that failed
+(ocq-demo's exit status was not 0) never enters a median, a minimum, a maximum or a
+pair: it is counted in failed_runs, and its reorders, lost and duplicated completions
+still add to the sums.  Writes DIR/results.json, DIR/table.txt (also printed),
+DIR/table.rst (the same for Documentation/performance.rst) and, when gnuplot is
+there, DIR/plot.svg.
 """
 import argparse
 import json
@@ -24,6 +28,9 @@ import shutil
 import statistics
 import subprocess
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import paired  # noqa: E402
 
 # per-run metrics: the numeric fields of a path's entry (median, then min/max)
 METRICS = [
@@ -37,15 +44,64 @@ METRICS = [
 # backlog: messages of the open loop (rxe_open_slow) that were due and not posted, for
 # a full send queue, or for a pacer behind when the run stopped
 COUNTS = ["reorders", "lost", "duplicated", "errors", "dropped", "backlog"]
-RATIOS = ["completions_per_s", "ns_per_completion", "events_per_1k", "runs_per_1k", "p50_us"]
-POOL_RATIOS = ["completions_per_s", "p99_us", "shared_per_s", "shared_p99_us"]
-# the best upstream path of a boot, per metric: the highest rate, the lowest cost
-UPSTREAM = ["upstream-wq", "upstream-unbound", "upstream-softirq"]
-BEST = {"completions_per_s": max, "ns_per_completion": min, "events_per_1k": min,
-        "runs_per_1k": min, "p50_us": min, "p99_us": min}
-# the base of each scenario's ratios, and the order of its paths
+# the headline metric: its paired ratio is an entry's ratio, ci_low and ci_high
+HEADLINE = "completions_per_s"
+# metrics measured in every run of a path and of its baseline: paired, with intervals
+PAIRED = ["completions_per_s", "ns_per_completion", "p50_us", "p99_us"]
+POOL_PAIRED = ["completions_per_s", "p99_us", "shared_per_s", "shared_p99_us",
+               "heavy_per_s"]
+# ratios of the medians: the events and runs of the upstream paths come from one
+# traced run, not from every repeat, so they have no pairs
+MEDIAN_RATIOS = ["events_per_1k", "runs_per_1k"]
 POOL = "rxe_pool"
-POOL_PATHS = ["upstream-pool", "ocq-pool"]
+FAKE = "fake_floor"
+
+# The pairing table: every path's poll context and its baseline, the upstream
+# ib_cq in the same context, fixed before the run.  The demo's ordered CQs
+# (ib_ocq_alloc()) all run on IB_POLL_WORKQUEUE, so every ocq-* path is paired
+# with upstream-wq; naive and locked run their loops on a bound workqueue of the
+# demo's own, the nearest upstream context being IB_POLL_WORKQUEUE too.  A
+# baseline has none (None).  fake_floor and rxe_pool have paths of their own.
+BASELINE = {
+    "ocq-strict": ("IB_POLL_WORKQUEUE", "upstream-wq"),
+    "ocq-defer": ("IB_POLL_WORKQUEUE", "upstream-wq"),
+    "ocq-dim": ("IB_POLL_WORKQUEUE", "upstream-wq"),
+    "ocq-busy": ("IB_POLL_WORKQUEUE", "upstream-wq"),
+    "ocq-flow": ("IB_POLL_WORKQUEUE", "upstream-wq"),
+    "ocq-parallel": ("IB_POLL_WORKQUEUE", "upstream-wq"),
+    "naive": ("bound workqueue of the demo", "upstream-wq"),
+    "locked": ("bound workqueue of the demo", "upstream-wq"),
+    "upstream-wq": ("IB_POLL_WORKQUEUE", None),
+    "upstream-unbound": ("IB_POLL_UNBOUND_WORKQUEUE", None),
+    "upstream-softirq": ("IB_POLL_SOFTIRQ", None),
+}
+SCENARIO_BASELINE = {
+    # the engine against a plain drain loop in the module's own thread
+    FAKE: {"floor": ("ocq_bench_fake's thread", None),
+           "ocq-strict": ("ocq_bench_fake's thread", "floor"),
+           "ocq-flow": ("ocq_bench_fake's thread", "floor"),
+           "ocq-parallel": ("ocq_bench_fake's thread", "floor")},
+    # pool_bench.c on ocq's pool against the same file on ib_core's
+    POOL: {"upstream-pool": ("IB_POLL_WORKQUEUE", None),
+           "ocq-pool": ("IB_POLL_WORKQUEUE", "upstream-pool")},
+}
+SCENARIO_PATHS = {FAKE: ["floor", "ocq-strict", "ocq-flow", "ocq-parallel"],
+                  POOL: ["upstream-pool", "ocq-pool"]}
+
+
+def pairing(scenario, path):
+    """(poll context, baseline or None) of @path in @scenario; KeyError if unknown."""
+    return SCENARIO_BASELINE.get(scenario, BASELINE)[path]
+
+
+def missing_baselines(paths):
+    """The baselines of @paths that @paths lacks, in order; KeyError if one is unknown."""
+    out = []
+    for p in paths:
+        b = BASELINE[p][1]
+        if b and b not in paths and b not in out:
+            out.append(b)
+    return out
 
 
 def per1k(n, completions):
@@ -125,8 +181,19 @@ def pool_metrics(rec):
     }
 
 
+def env_metrics(rec):
+    """The guest's steal time and load over one run (guest-bench.sh's "env")."""
+    env = rec.get("env")
+    if not env:
+        return {}
+    ticks = env.get("ticks") or 0
+    return {"guest_steal_pct": 100.0 * env.get("steal", 0) / ticks if ticks else None,
+            "guest_load1": [env.get("load0"), env.get("load1")]}
+
+
 def reduce_runs(runs, counted):
-    """Median/min/max of the metrics over the repeats of one path that succeeded."""
+    """Median/min/max of the metrics over the repeats of one path that succeeded,
+    and every run's values in repeat order (raw)."""
     good = [r for r in runs if not r["failed"]]
     out = {"samples": len(good), "failed_runs": len(runs) - len(good)}
     lo, hi = {}, {}
@@ -145,41 +212,31 @@ def reduce_runs(runs, counted):
         out.update(counted)
         out["counters_from"] = "rdma_core tracepoints, separate run"
     out["min"], out["max"] = lo, hi
+    order = sorted(runs, key=lambda r: r["repeat"])
+    raw = {"repeat": [r["repeat"] for r in order],
+           "failed": [r["failed"] for r in order]}
+    for k in METRICS + ["guest_steal_pct"]:
+        if any(r.get(k) is not None for r in order):
+            raw[k] = [r.get(k) for r in order]
+    out["raw"] = raw
     return out
 
 
 def ratio(a, b):
-    if a is None or b is None or b == 0:
-        return None
-    return a / b
+    return paired.ratio(a, b)
 
 
-def paired(runs, base_runs, keys=RATIOS):
-    """Median over the repeats of the ratio to the base path's run of the same repeat.
+def add_pairs(e, runs, base_runs, keys):
+    """The paired ratios of an entry against its baseline's runs.
 
-    Adjacent runs share the host's phase, so this is steadier than a ratio of medians
-    when the host is loaded.
+    ratio, ci_low, ci_high: the headline metric's; pairs: its per-repeat values;
+    paired: every metric of @keys with its interval.
     """
-    by_rep = {b["repeat"]: b for b in base_runs if not b["failed"]}
-    out = {}
-    for k in keys:
-        vals = [ratio(r.get(k), by_rep[r["repeat"]].get(k)) for r in runs
-                if r["repeat"] in by_rep and not r["failed"]]
-        vals = [v for v in vals if v is not None]
-        out[k] = statistics.median(vals) if vals else None
-    return out
-
-
-def best_upstream(by_path):
-    """{metric: [path, value]}: per metric, the best of the upstream paths present."""
-    best = {}
-    for k, pick in BEST.items():
-        vals = [(by_path[p][k], p) for p in UPSTREAM
-                if p in by_path and by_path[p].get(k) is not None]
-        if vals:
-            v, p = pick(vals)
-            best[k] = [p, v]
-    return best
+    e["paired"] = {k: paired.summary(paired.pairs(runs, base_runs, k)) for k in keys}
+    prs = paired.pairs(runs, base_runs, HEADLINE)
+    head = e["paired"][HEADLINE]
+    e.update({"ratio": head["ratio"], "ci_low": head["ci_low"],
+              "ci_high": head["ci_high"], "n_pairs": head["n"], "pairs": prs})
 
 
 def aggregate(records, paths):
@@ -189,43 +246,39 @@ def aggregate(records, paths):
         s, p = rec["scenario"], rec["path"]
         if "count" in rec:
             counted[(s, p)] = count_metrics(rec)
+            continue
+        if s == FAKE:
+            m = fake_metrics(rec)
+        elif s == POOL:
+            m = pool_metrics(rec)
         else:
-            if s == "fake_floor":
-                m = fake_metrics(rec)
-            elif s == POOL:
-                m = pool_metrics(rec)
-            else:
-                m = demo_metrics(rec)
-            m["repeat"] = rec["repeat"]
-            # a pool run whose completions failed is a failed run too
-            m["failed"] = rec.get("rc", 0) != 0 or (s == POOL and m["errors"] != 0)
-            runs.setdefault(s, {}).setdefault(p, []).append(m)
+            m = demo_metrics(rec)
+        m.update(env_metrics(rec))
+        m["repeat"] = rec["repeat"]
+        # a pool run whose completions failed is a failed run too
+        m["failed"] = rec.get("rc", 0) != 0 or (s == POOL and m["errors"] != 0)
+        runs.setdefault(s, {}).setdefault(p, []).append(m)
     res = {}
     for s, by_path in runs.items():
-        order = {"fake_floor": ["floor"] + paths, POOL: POOL_PATHS}.get(s, paths)
+        order = SCENARIO_PATHS.get(s, paths)
         res[s] = {}
         for p in order:
-            if p in by_path:
-                res[s][p] = reduce_runs(by_path[p], counted.get((s, p)))
-        bname = {"fake_floor": "floor", POOL: "upstream-pool"}.get(s, "upstream-wq")
-        keys = POOL_RATIOS if s == POOL else RATIOS
-        base = res[s].get(bname)
+            if p not in by_path:
+                continue
+            e = reduce_runs(by_path[p], counted.get((s, p)))
+            e["poll_ctx"], e["baseline"] = pairing(s, p)
+            res[s][p] = e
+        keys = POOL_PAIRED if s == POOL else PAIRED
         for p, e in res[s].items():
-            r = {k: ratio(e.get(k), base.get(k)) if base else None for k in keys}
-            e["paired_ratio"] = paired(by_path.get(p, []), by_path.get(bname, []), keys)
-            if s == "fake_floor":
-                e["ratio_to_floor"] = r
-                e["ratio_to_upstream_wq"] = {k: None for k in RATIOS}
-            elif s == POOL:
-                e["ratio_to_upstream_pool"] = r
-            else:
-                e["ratio_to_upstream_wq"] = r
-        if s not in ("fake_floor", POOL):
-            best = best_upstream(res[s])
-            for e in res[s].values():
-                e["best_upstream"] = best
-                e["ratio_to_best_upstream"] = {
-                    k: ratio(e.get(k), best[k][1]) if k in best else None for k in BEST}
+            base = res[s].get(e["baseline"])
+            if e["baseline"] is None or base is None:
+                e.update({"ratio": None, "ci_low": None, "ci_high": None,
+                          "n_pairs": 0, "pairs": [], "paired": {}})
+                e["ratio_of_medians"] = {}
+                continue
+            add_pairs(e, by_path[p], by_path[e["baseline"]], keys)
+            e["ratio_of_medians"] = {k: ratio(e.get(k), base.get(k))
+                                     for k in keys + MEDIAN_RATIOS}
     return res
 
 
@@ -239,87 +292,91 @@ def fmt(v, nd=1):
     return "%.*f" % (nd, v)
 
 
-POOL_COLS = [("path", 16), ("light/s", 8), ("[min-max]", 16), ("x base", 6),
-             ("paired", 6), ("p50 us", 7), ("p99 us", 7), ("x base", 6),
-             ("shared/s", 8), ("x base", 6), ("sh p99", 7), ("other/s", 8),
-             ("ot p99", 7), ("heavy/s", 7), ("errors", 6), ("fail", 4)]
+def pr(e, k, nd=2):
+    """The paired ratio of metric @k of entry @e, without its interval."""
+    return fmt((e.get("paired") or {}).get(k, {}).get("ratio"), nd)
+
+
+def headline(e):
+    """The entry's paired ratio and interval: '1.03 [0.98-1.07]'."""
+    return paired.fmt_ci({"ratio": e.get("ratio"), "ci_low": e.get("ci_low"),
+                          "ci_high": e.get("ci_high")})
+
+
+def minmax(e, k):
+    return "%s-%s" % (fmt(e["min"].get(k), 0), fmt(e["max"].get(k), 0))
+
+
+DEMO_COLS = ["path", "base", "compl/s", "min-max", "x base [95% CI]", "ns/compl",
+             "x base", "ev/1k", "x base", "runs/1k", "empty%", "arms/1k", "repoll/1k",
+             "p50 us", "x base", "p99 us", "reord", "lost", "drop", "backlog", "fail"]
+
+
+def demo_row(p, e):
+    """One path of a demo scenario or fake_floor, in DEMO_COLS' order."""
+    rm = e.get("ratio_of_medians", {})
+    return [p, e.get("baseline") or "-", fmt(e.get("completions_per_s"), 0),
+            minmax(e, "completions_per_s"), headline(e),
+            fmt(e.get("ns_per_completion"), 0), pr(e, "ns_per_completion"),
+            fmt(e.get("events_per_1k")), fmt(rm.get("events_per_1k"), 2),
+            fmt(e.get("runs_per_1k")), fmt(e.get("empty_runs_pct"), 2),
+            fmt(e.get("arms_per_1k")), fmt(e.get("repolls_per_1k")),
+            fmt(e.get("p50_us"), 0), pr(e, "p50_us"), fmt(e.get("p99_us"), 0),
+            fmt(e.get("reorders")), fmt(e.get("lost")), fmt(e.get("dropped")),
+            fmt(e.get("backlog")), fmt(e.get("failed_runs"))]
+
+
+POOL_COLS = ["path", "base", "light/s", "min-max", "x base [95% CI]", "p50 us",
+             "p99 us", "x base", "shared/s", "x base", "sh p99", "other/s", "ot p99",
+             "heavy/s", "x base", "errors", "fail"]
 
 
 def pool_row(p, e):
     """One path of rxe_pool, in POOL_COLS' order."""
-    r = e.get("ratio_to_upstream_pool", {})
-    return [p, fmt(e.get("completions_per_s"), 0),
-            "%s-%s" % (fmt(e["min"].get("completions_per_s"), 0),
-                       fmt(e["max"].get("completions_per_s"), 0)),
-            fmt(r.get("completions_per_s"), 2),
-            fmt(e["paired_ratio"].get("completions_per_s"), 2),
-            fmt(e.get("p50_us"), 0), fmt(e.get("p99_us"), 0), fmt(r.get("p99_us"), 2),
-            fmt(e.get("shared_per_s"), 0), fmt(r.get("shared_per_s"), 2),
+    return [p, e.get("baseline") or "-", fmt(e.get("completions_per_s"), 0),
+            minmax(e, "completions_per_s"), headline(e),
+            fmt(e.get("p50_us"), 0), fmt(e.get("p99_us"), 0), pr(e, "p99_us"),
+            fmt(e.get("shared_per_s"), 0), pr(e, "shared_per_s"),
             fmt(e.get("shared_p99_us"), 0), fmt(e.get("other_per_s"), 0),
             fmt(e.get("other_p99_us"), 0), fmt(e.get("heavy_per_s"), 0),
-            fmt(e.get("errors")), fmt(e.get("failed_runs"))]
+            pr(e, "heavy_per_s"), fmt(e.get("errors")), fmt(e.get("failed_runs"))]
 
 
-def pool_table(title, by_path):
-    lines = ["%s %s: 8 QP pairs on pooled CQs, pair 0's receive done() heavy;" % (title, POOL),
-             "light/s, p50, p99: the 7 light pairs' receives (latency: posted to done());"
-             " x base: to upstream-pool;",
-             "shared: the light pairs whose receiver shares the heavy receiver's CQ; other:"
-             " the rest",
-             " ".join(n.rjust(w) if i else n.ljust(w) for i, (n, w) in enumerate(POOL_COLS))]
-    for p, e in by_path.items():
-        lines.append(" ".join(str(v).rjust(w) if i else str(v).ljust(w)
-                              for i, (v, (_, w)) in enumerate(zip(pool_row(p, e),
-                                                                  POOL_COLS))))
-    lines.append("")
-    return lines
+def rows_of(s, by_path):
+    """(header, rows) of scenario @s."""
+    if s == POOL:
+        return POOL_COLS, [pool_row(p, e) for p, e in by_path.items()]
+    return DEMO_COLS, [demo_row(p, e) for p, e in by_path.items()]
+
+
+LEGEND = [
+    "base: the path's baseline (the upstream ib_cq in the same poll context; fake_floor:",
+    "the floor; rxe_pool: upstream-pool); x base [95% CI]: median over the repeats of",
+    "compl/s over the baseline's in the same repeat, and its percentile bootstrap",
+    "interval (n/a with fewer than 2 repeats); x base after ns/compl, p50, p99 (and the",
+    "pool's shared/s, heavy/s): the same paired median; x base after ev/1k: ratio of the",
+    "medians (upstream's counters come from one traced run); ns/compl: CPU time of all",
+    "CPUs per completion (fake_floor: elapsed); drop, backlog: open-loop messages due and",
+    "not posted; fail: runs that failed, left out of every median and pair.",
+    "rxe_pool: light/s, p50, p99: the 7 light pairs' receives (posted to done());",
+    "shared: those whose receiver shares the heavy receiver's CQ; other: the rest.",
+    "",
+]
+
+
+def text_rows(head, rows):
+    w = [max(len(str(x[i])) for x in [head] + rows) for i in range(len(head))]
+    return [" ".join(str(v).ljust(n) if i < 2 else str(v).rjust(n)
+                     for i, (v, n) in enumerate(zip(x, w))).rstrip()
+            for x in [head] + rows]
 
 
 def table(title, scen):
-    cols = [("path", 16), ("compl/s", 8), ("[min-max]", 16), ("x base", 6), ("paired", 6),
-            ("x best", 6), ("ns/compl", 8), ("ev/1k", 6), ("x base", 6), ("x best", 6),
-            ("runs/1k", 7), ("x best", 6),
-            ("empty%", 6), ("arms/1k", 7), ("repoll/1k", 9), ("p50 us", 7), ("x base", 6),
-            ("p99 us", 7), ("reord", 5), ("lost", 4), ("drop", 4), ("backlog", 7), ("fail", 4)]
-    lines = ["x base: ratio of the medians to upstream-wq of the same boot (fake_floor:"
-             " to the floor); x best:",
-             "to the best upstream path of the boot for that column (highest compl/s,"
-             " lowest ev/1k, runs/1k); x base after p50: its ratio to upstream-wq's; paired:",
-             "median of the ratios to the base's run of the same repeat; ns/compl: CPU"
-             " time of all CPUs per",
-             "completion (fake_floor: elapsed time); [min-max] of compl/s over the repeats;",
-             "drop, backlog: open-loop messages due and not posted (send queue full; pacer"
-             " behind at the stop);",
-             "fail: runs that failed, left out of every median",
-             ""]
+    lines = []
     for s, by_path in scen.items():
-        if s == POOL:
-            lines += pool_table(title, by_path)
-            continue
+        head, rows = rows_of(s, by_path)
         lines.append("%s %s" % (title, s))
-        lines.append(" ".join(n.rjust(w) if i else n.ljust(w)
-                              for i, (n, w) in enumerate(cols)))
-        for p, e in by_path.items():
-            rk = "ratio_to_floor" if s == "fake_floor" else "ratio_to_upstream_wq"
-            r = e.get(rk, {})
-            rb = e.get("ratio_to_best_upstream", {})
-            mm = "%s-%s" % (fmt(e["min"].get("completions_per_s"), 0),
-                            fmt(e["max"].get("completions_per_s"), 0))
-            row = [p, fmt(e.get("completions_per_s"), 0), mm,
-                   fmt(r.get("completions_per_s"), 2),
-                   fmt(e["paired_ratio"].get("completions_per_s"), 2),
-                   fmt(rb.get("completions_per_s"), 2),
-                   fmt(e.get("ns_per_completion"), 0),
-                   fmt(e.get("events_per_1k")), fmt(r.get("events_per_1k"), 2),
-                   fmt(rb.get("events_per_1k"), 2),
-                   fmt(e.get("runs_per_1k")), fmt(rb.get("runs_per_1k"), 2),
-                   fmt(e.get("empty_runs_pct"), 2),
-                   fmt(e.get("arms_per_1k")), fmt(e.get("repolls_per_1k")),
-                   fmt(e.get("p50_us"), 0), fmt(r.get("p50_us"), 2), fmt(e.get("p99_us"), 0),
-                   fmt(e.get("reorders")), fmt(e.get("lost")), fmt(e.get("dropped")),
-                   fmt(e.get("backlog")), fmt(e.get("failed_runs"))]
-            lines.append(" ".join(str(v).rjust(w) if i else str(v).ljust(w)
-                                  for i, (v, (_, w)) in enumerate(zip(row, cols))))
+        lines += text_rows(head, rows)
         lines.append("")
     return "\n".join(lines)
 
@@ -330,36 +387,12 @@ def rst_simple(title, head, rows):
     rule = " ".join("=" * n for n in w)
     line = lambda x: " ".join(str(v).ljust(n) for v, n in zip(x, w)).rstrip()
     return "\n".join(["**%s**" % title, "", rule, line(head), rule] +
-                     [line(x) for x in rows] + [rule, ""])
+                      [line(x) for x in rows] + [rule, ""])
 
 
-def rst_table(title, by_path, base):
+def rst_table(title, scenario, by_path):
     """One scenario as a reStructuredText simple table (for performance.rst)."""
-    if base == "pool":
-        return rst_simple(title, [n for n, _ in POOL_COLS],
-                          [pool_row(p, e) for p, e in by_path.items()])
-    head = ["path", "compl/s", "min-max", "x " + base, "paired", "x best", "ns/compl",
-            "ev/1k", "x " + base, "x best", "runs/1k", "x best", "empty %", "p50 us",
-            "x " + base, "p99 us", "reord", "lost", "drop", "backlog"]
-    rows = []
-    rk = "ratio_to_floor" if base == "floor" else "ratio_to_upstream_wq"
-    for p, e in by_path.items():
-        r = e.get(rk, {})
-        rb = e.get("ratio_to_best_upstream", {})
-        rows.append([p, fmt(e.get("completions_per_s"), 0),
-                     "%s-%s" % (fmt(e["min"].get("completions_per_s"), 0),
-                                fmt(e["max"].get("completions_per_s"), 0)),
-                     fmt(r.get("completions_per_s"), 2),
-                     fmt(e["paired_ratio"].get("completions_per_s"), 2),
-                     fmt(rb.get("completions_per_s"), 2),
-                     fmt(e.get("ns_per_completion"), 0),
-                     fmt(e.get("events_per_1k")), fmt(r.get("events_per_1k"), 2),
-                     fmt(rb.get("events_per_1k"), 2),
-                     fmt(e.get("runs_per_1k")), fmt(rb.get("runs_per_1k"), 2),
-                     fmt(e.get("empty_runs_pct"), 2),
-                     fmt(e.get("p50_us"), 0), fmt(r.get("p50_us"), 2),
-                     fmt(e.get("p99_us"), 0), fmt(e.get("reorders")), fmt(e.get("lost")),
-                     fmt(e.get("dropped")), fmt(e.get("backlog"))])
+    head, rows = rows_of(scenario, by_path)
     return rst_simple(title, head, rows)
 
 
@@ -430,19 +463,84 @@ unset multiplot
         print("plot: " + os.path.join(out, "plot.svg"))
 
 
+def host_summary(h):
+    """The host's steal time and load over a boot, from hostenv.sh's snapshots."""
+    b, a = h.get("before"), h.get("after")
+    out = dict(h)
+    if b and a:
+        d = [y - x for x, y in zip(b["cpu"], a["cpu"])]
+        total = sum(d)
+        # /proc/stat's cpu line: user nice system idle iowait irq softirq steal
+        out["steal_pct"] = 100.0 * d[7] / total if total and len(d) > 7 else None
+        out["idle_pct"] = 100.0 * (d[3] + d[4]) / total if total else None
+    loads = [x[1] for x in h.get("samples", [])]
+    loads += [s["loadavg"][0] for s in (b, a) if s]
+    out["load1_max"] = max(loads) if loads else None
+    return out
+
+
+def guest_summary(records):
+    """The guest's steal time over all runs, and its highest 1-minute load."""
+    steal = ticks = 0
+    loads = []
+    for rec in records:
+        env = rec.get("env")
+        if not env:
+            continue
+        steal += env.get("steal", 0)
+        ticks += env.get("ticks", 0)
+        loads += [x for x in (env.get("load0"), env.get("load1")) if x is not None]
+    return {"steal_pct": 100.0 * steal / ticks if ticks else None,
+            "load1_max": max(loads) if loads else None}
+
+
+def env_lines(res):
+    """What the host and the guest did besides the bench, one line per boot."""
+    out = []
+    for smp in res["by_smp"]:
+        h = res["host"].get(smp, {})
+        g = res["guest"].get(smp, {})
+        b = (h.get("before") or {}).get("loadavg")
+        a = (h.get("after") or {}).get("loadavg")
+        out.append("-smp %s: host load average %s before, %s after (1-min max %s), "
+                   "steal %s %%; guest steal %s %%, 1-min load max %s" % (
+                       smp, " ".join(map(str, b)) if b else "-",
+                       " ".join(map(str, a)) if a else "-", fmt(h.get("load1_max"), 2),
+                       fmt(h.get("steal_pct"), 2), fmt(g.get("steal_pct"), 2),
+                       fmt(g.get("load1_max"), 2)))
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--kernel", required=True)
-    ap.add_argument("--smp", type=int, required=True)
-    ap.add_argument("--repeats", type=int, required=True)
-    ap.add_argument("--paths", required=True)
-    ap.add_argument("--out", required=True)
-    ap.add_argument("records", nargs="+")
+    ap.add_argument("--baselines", help="print the baselines these paths lack")
+    ap.add_argument("--kernel")
+    ap.add_argument("--smp", type=int)
+    ap.add_argument("--repeats", type=int)
+    ap.add_argument("--paths")
+    ap.add_argument("--out")
+    ap.add_argument("--host", action="append", default=[],
+                    help="hostenv.sh's JSON of a boot (host-smpN.json)")
+    ap.add_argument("records", nargs="*")
     a = ap.parse_args()
+    if a.baselines is not None:
+        try:
+            print(" ".join(missing_baselines(a.baselines.split())))
+        except KeyError as e:
+            print("aggregate: path %s is not in the pairing table" % e.args[0], file=sys.stderr)
+            return 2
+        return 0
+    if not (a.kernel and a.smp and a.repeats and a.paths and a.out and a.records):
+        ap.error("--kernel, --smp, --repeats, --paths, --out and records are needed")
     paths = a.paths.split()
 
     res = {"kernel": a.kernel, "smp": a.smp, "repeats": a.repeats,
-           "scenarios": {}, "by_smp": {}}
+           "paired": paired.method(), "headline": HEADLINE,
+           "host": {}, "guest": {}, "scenarios": {}, "by_smp": {}}
+    for fn in a.host:
+        smp = re.search(r"smp(\d+)", os.path.basename(fn)).group(1)
+        with open(fn) as f:
+            res["host"][smp] = host_summary(json.load(f))
     for fn in a.records:
         smp = int(re.search(r"smp(\d+)", os.path.basename(fn)).group(1))
         recs = []
@@ -453,12 +551,13 @@ def main():
                 except ValueError:
                     print("aggregate: %s:%d: not a record" % (fn, n), file=sys.stderr)
         res["by_smp"][str(smp)] = aggregate(recs, paths)
+        res["guest"][str(smp)] = guest_summary(recs)
     res["scenarios"] = res["by_smp"].get(str(a.smp), {})
 
     with open(os.path.join(a.out, "results.json"), "w") as f:
         json.dump(res, f, indent=1)
         f.write("\n")
-    txt = []
+    txt = LEGEND + env_lines(res) + [""]
     for smp, scen in res["by_smp"].items():
         txt.append(table("%s -smp %s:" % (a.kernel, smp), scen))
     txt = "\n".join(txt)
@@ -468,8 +567,7 @@ def main():
     rst = []
     for smp, scen in res["by_smp"].items():
         for sname, by_path in scen.items():
-            base = {"fake_floor": "floor", POOL: "pool"}.get(sname, "wq")
-            rst.append(rst_table("%s, -smp %s" % (sname, smp), by_path, base))
+            rst.append(rst_table("%s, -smp %s" % (sname, smp), sname, by_path))
     with open(os.path.join(a.out, "table.rst"), "w") as f:
         f.write("\n".join(rst))
     plot(res, paths, a.out)

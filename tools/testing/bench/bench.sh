@@ -3,7 +3,7 @@
 #
 # bench.sh - make bench: boot a Debian kernel in QEMU and measure every CQ path.
 #
-# Usage: [REPEATS=5] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm]
+# Usage: [REPEATS=10] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm]
 #        [SCENARIOS="..."] [PATHS="..."] [DURATION=3] [SLOW_WORK_NS=] [HEAVY_WORK_NS=]
 #        [POOL_HEAVY_NS=] [DEFER_US=] [BUSY_US=] [OPEN_RATE=]
 #        [FAKE_N=] [FAKE_BUDGET=]
@@ -13,15 +13,22 @@
 # guest once at -smp SMP for all scenarios, and once more at -smp 4 for
 # rxe_heavy_flows (not with QUICK=1). In the guest, guest-bench.sh runs the
 # scenarios for every path, interleaved (repeat 1: every scenario, every path; then
-# repeat 2; ...) and prints one record per run on the serial console. Here the
-# records are cut out of the console log (build/bench/<KVER>/records-smpN.jsonl) and
-# aggregate.py turns them into medians, min/max and ratios to upstream-wq (rxe_pool:
-# to upstream-pool, ib_cq_pool_get()'s CQs):
+# repeat 2; ...) and prints one record per run on the serial console. Every path
+# is measured against its baseline, the upstream ib_cq in the same poll context
+# (aggregate.py's pairing table; a baseline PATHS lacks is added before the run).
+# Here the records are cut out of the console log
+# (build/bench/<KVER>/records-smpN.jsonl) and aggregate.py turns them into medians,
+# min/max and, per scenario and path, the paired ratio to the baseline (the median
+# of the per-repeat ratios of completions/s) with its 95 % bootstrap interval:
 #
-#   build/bench/<KVER>/results.json, table.txt, plot.svg (copied to build/bench/)
+#   build/bench/<KVER>/results.json, table.txt, table.rst, plot.svg (the first three
+#   copied to build/bench/)
 #
-# QUICK=1: one repeat, 1 s runs, a small fake_floor; for CI, which only checks that
-# the bench works (never a timing).
+# The host's load average and steal time before and after each boot (and its load
+# every 30 s) go to build/bench/<KVER>/host-smpN.json and into results.json.
+#
+# QUICK=1: one repeat, 1 s runs, a small fake_floor, intervals n/a; for CI, which
+# only checks that the bench works (never a timing).
 #
 # Exit status: 0 when every run produced a record and the kernel stayed quiet; 1 for
 # anything else (build, boot, timeout, kernel warning, missing records).
@@ -61,7 +68,7 @@ FAKE_BUDGET=${FAKE_BUDGET:-0}
 if [ -n "$QUICK" ]; then
 	REPEATS=1 DURATION=1 COUNT_DURATION=1 FAKE_N=20000
 else
-	REPEATS=${REPEATS:-5} DURATION=${DURATION:-3} COUNT_DURATION=${COUNT_DURATION:-2}
+	REPEATS=${REPEATS:-10} DURATION=${DURATION:-3} COUNT_DURATION=${COUNT_DURATION:-2}
 	FAKE_N=${FAKE_N:-200000}
 fi
 
@@ -74,6 +81,15 @@ if ! command -v python3 >/dev/null; then
 	DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
 		python3 >/dev/null 2>&1 || fatal "python3 could not be installed"
 fi
+# every path's baseline runs in the same repeats: fixed now, not picked afterwards
+missing=$(python3 "$BENCH"/aggregate.py --baselines "$PATHS") ||
+	fatal "PATHS has a path without a baseline in aggregate.py's pairing table"
+if [ -n "$missing" ]; then
+	say "adding the baseline(s) of PATHS: $missing"
+	PATHS="$PATHS $missing"
+fi
+# shellcheck source=tools/testing/bench/hostenv.sh
+. "$BENCH"/hostenv.sh
 ENV=$("$VM"/build.sh "$META" | tail -1)
 [ -f "$ENV" ] || fatal "build failed"
 # shellcheck source=/dev/null
@@ -131,10 +147,12 @@ boot_bench() {
 		guest-bench.sh bench.conf
 	say "$KVER -smp $smp ($ACCEL): $scen; $REPEATS repeat(s), ${DURATION}s runs;" \
 		"at most $((tmo / 60 + 1)) min; console: ${log#"$TOP"/}"
+	hostenv_begin "$OUT/host-smp$smp.json"
 	SMP=$smp vm_start "$d/initrd" "$log" "$OUT/qemu-smp$smp.err"
 	b0=$(date +%s)
 	while kill -0 "$qpid" 2>/dev/null; do
 		sleep 2
+		hostenv_sample
 		# whole lines only (wc -l counts newlines), and only new ones
 		n=$(wc -l < "$log" 2>/dev/null || echo 0)
 		if [ "$n" -gt "$seen" ]; then
@@ -157,6 +175,7 @@ boot_bench() {
 	done
 	wait "$qpid" 2>/dev/null
 	qpid=""
+	hostenv_end
 	tr -d '\r' < "$log" | grep -a '^# BENCH-REC ' | sed 's/^# BENCH-REC //' \
 		> "$OUT/records-smp$smp.jsonl"
 	grep -a -q '^# BENCH-DONE' "$log" && done=1
@@ -170,9 +189,11 @@ boot_bench() {
 
 boot_bench "$SMP" "$SCENARIOS"
 recs=("$OUT/records-smp$SMP.jsonl")
+hosts=(--host "$OUT/host-smp$SMP.json")
 if [ -z "$QUICK" ] && [ "$SMP" != 4 ] && [[ " $SCENARIOS " == *" rxe_heavy_flows "* ]]; then
 	boot_bench 4 rxe_heavy_flows
 	recs+=("$OUT/records-smp4.jsonl")
+	hosts+=(--host "$OUT/host-smp4.json")
 fi
 
 command -v gnuplot >/dev/null || {
@@ -181,7 +202,7 @@ command -v gnuplot >/dev/null || {
 		gnuplot-nox >/dev/null 2>&1 || say "gnuplot-nox could not be installed: no plot"
 }
 python3 "$BENCH"/aggregate.py --kernel "$KVER" --smp "$SMP" --repeats "$REPEATS" \
-	--paths "$PATHS" --out "$OUT" "${recs[@]}" || fatal "aggregation failed"
+	--paths "$PATHS" --out "$OUT" "${hosts[@]}" "${recs[@]}" || fatal "aggregation failed"
 cp "$OUT"/results.json "$OUT"/table.txt "$TOP/build/bench/"
 [ -f "$OUT/plot.svg" ] && cp "$OUT/plot.svg" "$TOP/build/bench/"
 say "results: build/bench/results.json (and ${OUT#"$TOP"/}/)"

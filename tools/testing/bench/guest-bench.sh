@@ -25,13 +25,17 @@
 #   POOL_HEAVY_NS  CPU burned by each receive done() of rxe_pool's heavy QP
 #
 # Records, one line each on stdout (the console prefixes "# "):
-#   BENCH-REC {"scenario":…,"path":…,"repeat":…,"busy_ns":…,"demo":{ocq-demo's JSON}}
-#   BENCH-REC {"scenario":"fake_floor","path":…,"repeat":…,"ns_per_completion":…,…}
+#   BENCH-REC {"scenario":…,"path":…,"repeat":…,"busy_ns":…,"env":{…},
+#              "demo":{ocq-demo's JSON}}
+#   BENCH-REC {"scenario":"fake_floor","path":…,"repeat":…,"env":{…},
+#              "ns_per_completion":…,…}
 #   BENCH-REC {"scenario":"rxe_pool","path":"upstream-pool"|"ocq-pool","repeat":…,
-#              "pool":{the BENCH-POOL line of ocq_bench_pool_*.ko}}
+#              "env":{…},"pool":{the BENCH-POOL line of ocq_bench_pool_*.ko}}
 #   BENCH-REC {"scenario":…,"path":"upstream-…","count":{…}}   (counting runs)
 # and BENCH-PROGRESS lines. busy_ns: all CPUs' non-idle time from /proc/stat over the
-# run (USER_HZ ticks), rxe's own work included.
+# run (USER_HZ ticks), rxe's own work included.  env: what else the guest saw over the
+# run: {"steal":…,"ticks":…,"load0":…,"load1":…}, the steal time and all time of all
+# CPUs (/proc/stat, USER_HZ ticks) and the 1-minute load average before and after.
 #
 # The upstream ib_cq has no counters: after the timed repeats, each upstream path runs
 # once more per scenario with the kernel's rdma_core tracepoints enabled (cq_schedule:
@@ -57,6 +61,20 @@ done
 
 # busy jiffies of all CPUs: user, nice, system, irq, softirq (not idle, iowait, steal)
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+
+# steal jiffies, all jiffies (user .. steal) and the 1-minute load average, for env_json
+env_now() {
+	echo "$(awk '/^cpu / { print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)" \
+		"$(cut -d' ' -f1 /proc/loadavg)"
+}
+
+# env_json BEFORE AFTER: a run's "env" object from two env_now lines
+env_json() {
+	# shellcheck disable=SC2086 # split into their words
+	set -- $1 $2
+	printf '{"steal":%s,"ticks":%s,"load0":%s,"load1":%s}' \
+		"$(($4 - $1))" "$(($5 - $2))" "$3" "$6"
+}
 
 # the ocq-demo options of a path: its --path, ocq-defer's and ocq-dim's deferred
 # re-arm, ocq-busy's busy polling
@@ -135,12 +153,12 @@ demo_run() {
 		echo > $T/trace
 		echo 1 > $T/tracing_on
 	fi
-	b0=$(busy)
+	e0=$(env_now) b0=$(busy)
 	# shellcheck disable=SC2086
 	ocq-demo run $args --duration "$4" --interval 60000 \
 		--json /tmp/run.json > /tmp/run.out 2>&1
 	rc=$?
-	b1=$(busy)
+	b1=$(busy) e1=$(env_now)
 	[ "$5" = 1 ] && echo 0 > $T/tracing_on
 	if [ ! -s /tmp/run.json ]; then
 		say "$1 $2: no result (ocq-demo exit $rc): $(tail -n 3 /tmp/run.out | tr '\n' ' ')"
@@ -152,26 +170,29 @@ demo_run() {
 		say "$1 $2: counted with tracepoints (exit $rc)"
 		return
 	fi
-	printf 'BENCH-REC {"scenario":"%s","path":"%s","repeat":%s,"rc":%s,"busy_ns":%s,"demo":%s}\n' \
+	printf 'BENCH-REC {"scenario":"%s","path":"%s","repeat":%s,"rc":%s,"busy_ns":%s,"env":%s,"demo":%s}\n' \
 		"$1" "$2" "$3" "$rc" "$(( (b1 - b0) * (1000000000 / USER_HZ) ))" \
-		"$(tr -d '\n' < /tmp/run.json)"
+		"$(env_json "$e0" "$e1")" "$(tr -d '\n' < /tmp/run.json)"
 	say "$1 $2 #$3: $(awk '/^  calls / { print $2, $3, $4 }' /tmp/run.out) (exit $rc)"
 }
 
 fake_run() {
 	[ -f /ko/ocq_bench_fake.ko ] || { say "ocq_bench_fake.ko missing"; return; }
+	e0=$(env_now)
 	if ! insmod /ko/ocq_bench_fake.ko completions="$FAKE_N" rounds=1 \
 		budget="${FAKE_BUDGET:-0}"; then
 		say "fake_floor: insmod ocq_bench_fake.ko failed"
 		return
 	fi
+	env=$(env_json "$e0" "$(env_now)")
 	dmesg | grep 'ocq_bench_fake: round=' | tail -n 4 | sed 's/.*ocq_bench_fake: //' |
 	while read -r line; do
 		# shellcheck disable=SC2086 # split into its key=value words
 		set -- $line
 		mode=${2#mode=}
 		case $mode in floor) p=floor ;; *) p=ocq-$mode ;; esac
-		printf 'BENCH-REC {"scenario":"fake_floor","path":"%s","repeat":%s' "$p" "$rep"
+		printf 'BENCH-REC {"scenario":"fake_floor","path":"%s","repeat":%s,"env":%s' \
+			"$p" "$rep" "$env"
 		for kv in "$@"; do
 			case $kv in round=*|mode=*) continue ;; esac
 			printf ',"%s":%s' "${kv%%=*}" "${kv#*=}"
@@ -187,17 +208,19 @@ pool_run() {
 	for b in upstream ocq; do
 		m=ocq_bench_pool_$b
 		[ -f /ko/$m.ko ] || { say "$m.ko missing"; continue; }
+		e0=$(env_now)
 		if ! insmod /ko/$m.ko duration_ms=$((DURATION * 1000)) \
 			heavy_ns="$POOL_HEAVY_NS"; then
 			say "rxe_pool: insmod $m.ko failed: $(dmesg | grep "$m: " | tail -n 2 | tr '\n' ' ')"
 			continue
 		fi
 		# the line of this load: a load that succeeds has printed one
+		env=$(env_json "$e0" "$(env_now)")
 		line=$(dmesg | sed -n "s/.*$m: BENCH-POOL //p" | tail -n 1)
 		rmmod $m
 		[ -n "$line" ] || { say "rxe_pool $b: no BENCH-POOL line"; continue; }
-		printf 'BENCH-REC {"scenario":"rxe_pool","path":"%s-pool","repeat":%s,"rc":0,"pool":%s}\n' \
-			"$b" "$rep" "$line"
+		printf 'BENCH-REC {"scenario":"rxe_pool","path":"%s-pool","repeat":%s,"rc":0,"env":%s,"pool":%s}\n' \
+			"$b" "$rep" "$env" "$line"
 		say "rxe_pool $b-pool #$rep: $(echo "$line" | sed 's/.*"light":{\([^}]*\)}.*/\1/')"
 	done
 }

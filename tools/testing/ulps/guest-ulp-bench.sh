@@ -14,9 +14,14 @@
 # passes with ulp-io (seq_write and seq_read of 1 MiB blocks, rand_read of 4 KiB
 # ones, O_DIRECT), each printed as one line:
 #   ULPB-REC {"ulp":…,"variant":…,"repeat":…,"pass":…,"busy_ns":…,
-#             "io":{ulp-io's JSON},"ocq":{"events":…,"runs":…,"completions":…}}
+#             "io":{ulp-io's JSON},"ocq":{"events":…,"runs":…,"completions":…},
+#             "rxe":{"sent_pkts":…,…},"env":{…}}
 # busy_ns: all CPUs' non-idle time over the pass (/proc/stat).  ocq: the deltas of
-# the live ordered CQs' counters over the pass (zero for stock).  After the timed
+# the live ordered CQs' counters over the pass (zero for stock).  rxe: the deltas of
+# every counter of rxe0's hw_counters over the pass (retransmissions, RNR NAKs,
+# sequence errors...), stock and converted alike.  env: the guest's steal time and
+# all time of all CPUs (/proc/stat ticks) over the pass and its 1-minute load
+# average before and after: {"steal":…,"ticks":…,"load0":…,"load1":…}.  After the timed
 # repeats each ULP's stock variant runs once more with the rdma_core tracepoints on
 # ("repeat":0 and "count":{"events":…,"runs":…,"completions":…,"overrun":…}:
 # cq_schedule, cq_process, the completions cq_poll returned, and the events the
@@ -37,6 +42,41 @@ say() { echo "ULPB-PROGRESS $*"; }
 die() { echo "ULPB-ERROR $*"; exit 1; }
 
 busy() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+
+# steal jiffies, all jiffies (user .. steal) and the 1-minute load average
+env_now() {
+	echo "$(awk '/^cpu / { print $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat)" \
+		"$(cut -d' ' -f1 /proc/loadavg)"
+}
+
+# env_json BEFORE AFTER: a pass's "env" object from two env_now lines
+env_json() {
+	# shellcheck disable=SC2086 # split into their words
+	set -- $1 $2
+	printf '{"steal":%s,"ticks":%s,"load0":%s,"load1":%s}' \
+		"$(($4 - $1))" "$(($5 - $2))" "$3" "$6"
+}
+
+RXE_HW=/sys/class/infiniband/rxe0/ports/1/hw_counters
+
+# "name value" of each of rxe0's hw_counters
+rxe_now() {
+	[ -d $RXE_HW ] || return 0
+	for f in "$RXE_HW"/*; do
+		echo "${f##*/} $(cat "$f")"
+	done
+}
+
+# rxe_json BEFORE AFTER: {"name":delta,...} from two rxe_now outputs
+rxe_json() {
+	printf '%s\n--\n%s\n' "$1" "$2" | awk '
+	BEGIN { printf "{" }
+	$0 == "--" { after = 1; next }
+	NF != 2 { next }
+	!after { b[$1] = $2; next }
+	{ printf "%s\"%s\":%d", sep, $1, $2 - b[$1]; sep = "," }
+	END { printf "}" }'
+}
 
 # events runs completions of the live ordered CQs
 ocq_counts() {
@@ -68,13 +108,13 @@ trace_counts() {
 
 # pass ULP VARIANT REPEAT NAME COUNT(0|1) ULP-IO-ARGS...
 pass() {
-	local ulp=$1 v=$2 rep=$3 name=$4 count=$5 b0 b1 c0 c1 io ev ru co
+	local ulp=$1 v=$2 rep=$3 name=$4 count=$5 b0 b1 c0 c1 io ev ru co e0 e1 r0 r1
 
 	shift 5
 	[ "$count" = 1 ] && trace_on
-	c0=$(ocq_counts) b0=$(busy)
+	r0=$(rxe_now) e0=$(env_now) c0=$(ocq_counts) b0=$(busy)
 	io=$("$ULP_IO" "$@") || say "$ulp $v $name: ulp-io failed: $io"
-	b1=$(busy) c1=$(ocq_counts)
+	b1=$(busy) c1=$(ocq_counts) e1=$(env_now) r1=$(rxe_now)
 	[ -n "$io" ] || io='{"ops":0,"errors":1}'
 	set -- $c0 $c1
 	ev=$(($4 - $1)) ru=$(($5 - $2)) co=$(($6 - $3))
@@ -83,9 +123,9 @@ pass() {
 			"$ulp" "$v" "$name" "$io" "$(trace_counts)"
 		return
 	fi
-	printf 'ULPB-REC {"ulp":"%s","variant":"%s","repeat":%s,"pass":"%s","busy_ns":%s,"io":%s,"ocq":{"events":%s,"runs":%s,"completions":%s}}\n' \
+	printf 'ULPB-REC {"ulp":"%s","variant":"%s","repeat":%s,"pass":"%s","busy_ns":%s,"io":%s,"ocq":{"events":%s,"runs":%s,"completions":%s},"rxe":%s,"env":%s}\n' \
 		"$ulp" "$v" "$rep" "$name" "$(( (b1 - b0) * (1000000000 / USER_HZ) ))" "$io" \
-		"$ev" "$ru" "$co"
+		"$ev" "$ru" "$co" "$(rxe_json "$r0" "$r1")" "$(env_json "$e0" "$e1")"
 	say "$ulp $v #$rep $name: $io"
 }
 

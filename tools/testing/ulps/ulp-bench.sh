@@ -4,7 +4,7 @@
 # ulp-bench.sh - make ulp-bench: the kernel's NVMe-oF and NFS/RDMA modules, stock
 # against converted to ocq, under the same workloads in one boot.
 #
-# Usage: [REPEATS=5] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm] [MIB=32]
+# Usage: [REPEATS=10] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm] [MIB=32]
 #        [RAND_OPS=2000] [THREADS=4] tools/testing/ulps/ulp-bench.sh [METAPACKAGE]
 #
 # Builds the kernel's modules and ours (tools/testing/vm/build.sh), the ULPs stock
@@ -14,12 +14,16 @@
 # write and read of MIB MiB in 1 MiB blocks and RAND_OPS random 4 KiB reads by
 # THREADS threads, O_DIRECT.  The records are cut out of the console log
 # (build/ulp-bench/<KVER>/records.jsonl) and ulp_aggregate.py turns them into
-# medians, min/max and ratios to stock:
+# medians, min/max and, per ULP and pass, the paired ratio of the converted variant
+# to stock (the median of the per-repeat ratios) with its 95 % bootstrap interval;
+# every pass also records rxe0's hw_counters (retransmissions, RNR NAKs, sequence
+# errors), and the boot the host's load average and steal time before and after
+# (build/ulp-bench/<KVER>/host.json):
 #
 #   build/ulp-bench/<KVER>/results.json, table.txt, table.rst, plot.svg
 #
-# QUICK=1: one repeat of small passes; for CI, which only checks that the bench works
-# (never a figure).
+# QUICK=1: one repeat of small passes, intervals n/a; for CI, which only checks that
+# the bench works (never a figure).
 #
 # Exit status: 0 when every pass produced a record and the kernel stayed quiet; 1 for
 # anything else (build, boot, timeout, kernel warning, missing records).
@@ -39,7 +43,7 @@ BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcoun
 if [ -n "$QUICK" ]; then
 	REPEATS=1 MIB=4 RAND_OPS=200 THREADS=${THREADS:-4}
 else
-	REPEATS=${REPEATS:-5} MIB=${MIB:-32} RAND_OPS=${RAND_OPS:-2000} THREADS=${THREADS:-4}
+	REPEATS=${REPEATS:-10} MIB=${MIB:-32} RAND_OPS=${RAND_OPS:-2000} THREADS=${THREADS:-4}
 fi
 
 say() { echo "ulp-bench: $*"; }
@@ -62,6 +66,8 @@ ULPS_STATUS=ok "$VM"/initramfs.sh "$ENV" "$OUT/initramfs.cpio.gz" || fatal "init
 
 # shellcheck source=tools/testing/vm/boot.sh
 . "$VM"/boot.sh
+# shellcheck source=tools/testing/bench/hostenv.sh
+. "$TOP"/tools/testing/bench/hostenv.sh
 vm_setup
 qpid=""
 trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null' EXIT
@@ -84,10 +90,12 @@ vm_initrd "$OUT/initramfs.cpio.gz" "$d" "$d.img" tests.list tests.start \
 	guest-ulp-bench.sh ulp-bench.conf ulp-io
 say "$KVER -smp $SMP ($ACCEL): $REPEATS repeat(s) of $passes passes; at most" \
 	"$((tmo / 60 + 1)) min; console: ${log#"$TOP"/}"
+hostenv_begin "$OUT/host.json"
 SMP=$SMP vm_start "$d.img" "$log" "$OUT/qemu.err"
 b0=$(date +%s) seen=0 bad=""
 while kill -0 "$qpid" 2>/dev/null; do
 	sleep 2
+	hostenv_sample
 	n=$(wc -l < "$log" 2>/dev/null || echo 0)
 	if [ "$n" -gt "$seen" ]; then
 		while IFS= read -r k; do
@@ -109,6 +117,7 @@ while kill -0 "$qpid" 2>/dev/null; do
 done
 wait "$qpid" 2>/dev/null
 qpid=""
+hostenv_end
 tr -d '\r' < "$log" | grep -a '^# ULPB-REC ' | sed 's/^# ULPB-REC //' > "$OUT/records.jsonl"
 [ -z "$bad" ] || fatal "kernel problem: $bad"
 grep -a -q '^# ULPB-DONE' "$log" || fatal "the guest did not finish; console: ${log#"$TOP"/}"
@@ -118,5 +127,5 @@ say "$n timed records of $passes"
 
 command -v gnuplot >/dev/null || say "no gnuplot (make bench installs gnuplot-nox): no plot"
 python3 "$HERE"/ulp_aggregate.py --kernel "$KVER" --smp "$SMP" --repeats "$REPEATS" \
-	--out "$OUT" "$OUT/records.jsonl" || fatal "aggregation failed"
+	--host "$OUT/host.json" --out "$OUT" "$OUT/records.jsonl" || fatal "aggregation failed"
 say "results: ${OUT#"$TOP"/}/results.json, table.txt, table.rst"
