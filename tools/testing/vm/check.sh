@@ -9,6 +9,8 @@
 # when TESTS names them). A pattern with * ? [ is a shell glob on the whole name, any
 # other pattern a substring. "# timeout: N" in a script's first lines sets its timeout
 # (default 120 s); TIMEOUT_SCALE=N multiplies them (default 4 with DEBUG_KERNEL=).
+# "# nodes: 2" there, or the group selftests/fabric/, makes a test a two-node one: it
+# runs on node A of a two-node boot (fabric-boot.sh), after the single-node tests.
 #
 # The host watches the serial console: a test that overruns its timeout (hung) or during
 # which the guest died (panic) is failed and the remaining tests run in a fresh boot (at
@@ -63,7 +65,7 @@ rm -rf "$LOGDIR" && mkdir -p "$LOGDIR/tests"
 LOGDIR=$(cd "$LOGDIR" && pwd)
 
 # ---- test selection ----
-names=() paths=() tmos=()
+names=() paths=() tmos=() nodes=()
 selected() {	# NAME GROUP
 	local p
 
@@ -87,6 +89,9 @@ for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
 	selected "$n" "$g" || continue
 	t=$(sed -n '1,10s/^# *timeout: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
 	names+=("$n") paths+=("/$f") tmos+=($((${t:-$DEFAULT_TIMEOUT} * TIMEOUT_SCALE)))
+	t=$(sed -n '1,10s/^# *nodes: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
+	[ "$g" = fabric ] && t=${t:-2}
+	nodes+=("${t:-1}")
 done
 [ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
 say "$KVER: ${#names[@]} test(s): ${names[*]}"
@@ -122,7 +127,7 @@ fi
 # whether they are there.  A failed build does not stop the run: the ULP tests fail.
 ULPS_STATUS=
 for p in "${paths[@]}"; do
-	case $p in /selftests/ulp/*) ULPS_STATUS=build ;; esac
+	case $p in /selftests/ulp/*|/selftests/fabric/*) ULPS_STATUS=build ;; esac
 done
 if [ "$ULPS_STATUS" = build ]; then
 	if [ -n "${DEBUG_KERNEL:-}" ] && [ "$DEBUG_KERNEL" != 0 ]; then
@@ -141,6 +146,8 @@ export ULPS_STATUS
 # ---- kernel command line and accelerator ----
 # shellcheck source=tools/testing/vm/boot.sh
 . "$VM"/boot.sh
+# shellcheck source=tools/testing/vm/fabric-boot.sh
+. "$VM"/fabric-boot.sh
 vm_setup
 say "boot: $ACCEL, -smp $SMP -m $MEM, append: $APPEND"
 say "logs: ${LOGDIR#$TOP/}/"
@@ -251,19 +258,29 @@ while [ ${#todo[@]} -gt 0 ]; do
 	log=$LOGDIR/console-$boot.log
 	d=$LOGDIR/initrd-$boot
 	mkdir -p "$d"
+	# a boot runs the tests of one kind: single-node ones, or two-node ones
+	nodes_now=${nodes[${todo[0]}]}
 	for i in "${todo[@]}"; do
-		echo "${names[$i]} ${paths[$i]} ${tmos[$i]}"
+		[ "${nodes[$i]}" = "$nodes_now" ] && echo "${names[$i]} ${paths[$i]} ${tmos[$i]}"
 	done > "$d/tests.list"
 	echo $((${#names[@]} - ${#todo[@]} + 1)) > "$d/tests.start"
-	# A second archive appended to the first: the kernel unpacks both.
-	vm_initrd "$B/initramfs.cpio.gz" "$d" "$d/initrd" tests.list tests.start
-	vm_start "$d/initrd" "$log" "$LOGDIR/qemu-$boot.err"
+	if [ "$nodes_now" = 1 ]; then
+		# A second archive appended to the first: the kernel unpacks both.
+		vm_initrd "$B/initramfs.cpio.gz" "$d" "$d/initrd" tests.list tests.start
+		vm_start "$d/initrd" "$log" "$LOGDIR/qemu-$boot.err"
+	else
+		fabric_start "$B/initramfs.cpio.gz" "$d" "$log" "$LOGDIR/qemu-$boot.err"
+		say "boot $boot: two nodes; node B's console: ${FABRIC_BLOG#$TOP/}"
+	fi
 	p_init=0 p_done=0 p_cur="" p_bad="" p_boot_bad=""
 	off=0 why="" b0=$(date +%s)
 	while :; do
 		alive=1
 		kill -0 $qpid 2>/dev/null || alive=0
 		read_console $alive
+		if [ "$nodes_now" != 1 ] && ! fabric_poll && [ $alive = 1 ]; then
+			why="node B's QEMU exited"
+		fi
 		[ $alive = 1 ] || break
 		now=$(date +%s)
 		if [ $p_init = 0 ] && [ $((now - b0)) -gt "$BOOT_TIMEOUT" ]; then
@@ -274,6 +291,7 @@ while [ ${#todo[@]} -gt 0 ]; do
 		fi
 		[ $((now - t_start)) -gt "$run_timeout" ] && why="run timeout (${run_timeout}s)"
 		if [ -n "$why" ]; then
+			[ "$nodes_now" != 1 ] && [ "$why" = hung ] && fabric_dump_blocked
 			kill $qpid 2>/dev/null
 			wait $qpid 2>/dev/null
 			read_console 0
@@ -282,6 +300,7 @@ while [ ${#todo[@]} -gt 0 ]; do
 		sleep 0.5
 	done
 	wait $qpid 2>/dev/null
+	[ "$nodes_now" = 1 ] || fabric_stop
 
 	if [ -n "$p_boot_bad" ]; then
 		finish_test "boot-$boot" fail "kernel: $p_boot_bad" ""
@@ -310,6 +329,8 @@ while [ ${#todo[@]} -gt 0 ]; do
 	todo=("${rest[@]}")
 	[ ${#todo[@]} -gt 0 ] || break
 	[ -n "$why" ] && [[ $why == run\ timeout* ]] && break
+	# every test of the boot's kind ran: the other kind's are next
+	[ $p_done = 1 ] && continue
 	if [ $reboots -ge "$MAX_REBOOTS" ]; then
 		say "giving up after $boot boots"
 		break
