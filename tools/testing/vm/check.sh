@@ -10,7 +10,8 @@
 # other pattern a substring. "# timeout: N" in a script's first lines sets its timeout
 # (default 120 s); TIMEOUT_SCALE=N multiplies them (default 4 with DEBUG_KERNEL=).
 # "# nodes: 2" there, or the group selftests/fabric/, makes a test a two-node one: it
-# runs on node A of a two-node boot (fabric-boot.sh), after the single-node tests.
+# runs on node A of a two-node boot (fabric-boot.sh), after the single-node tests;
+# FABRIC_TESTS="pat ..." limits a run without TESTS= to those two-node tests.
 #
 # The host watches the serial console: a test that overruns its timeout (hung) or during
 # which the guest died (panic) is failed and the remaining tests run in a fresh boot (at
@@ -88,10 +89,16 @@ for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
 	[ "$g" = lib ] && continue
 	selected "$n" "$g" || continue
 	t=$(sed -n '1,10s/^# *timeout: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
+	nd=$(sed -n '1,10s/^# *nodes: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
+	[ "$g" = fabric ] && nd=${nd:-2}
+	# FABRIC_TESTS="pattern ...": of the two-node tests, a run without TESTS= takes
+	# only those (CI's time)
+	if [ "${nd:-1}" = 2 ] && [ -z "$TESTS" ] && [ -n "${FABRIC_TESTS:-}" ] &&
+	   ! TESTS=$FABRIC_TESTS selected "$n" "$g"; then
+		continue
+	fi
 	names+=("$n") paths+=("/$f") tmos+=($((${t:-$DEFAULT_TIMEOUT} * TIMEOUT_SCALE)))
-	t=$(sed -n '1,10s/^# *nodes: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
-	[ "$g" = fabric ] && t=${t:-2}
-	nodes+=("${t:-1}")
+	nodes+=("${nd:-1}")
 done
 [ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
 say "$KVER: ${#names[@]} test(s): ${names[*]}"
