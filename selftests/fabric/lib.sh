@@ -18,6 +18,9 @@
 #   fb_nfsd_down                knfsd stopped, rpcrdma unloaded
 #   fb_disk_sums FIRST N        sha256 of N 1 MiB blocks of /dev/vda from block FIRST,
 #                               O_DIRECT, one per line
+#   fb_netem ARGS...            tc netem ARGS on eth0 (its packets out: to node A)
+#   fb_netem_off                its counts ("netem: Sent ... (dropped N, ...)"), then
+#                               gone
 # Either node:
 #   fb_ocq_counts               "live N completions N rescues N cq_errors N" of the
 #                               ordered CQs alive (rescues: completions found by the
@@ -121,6 +124,18 @@ fa_block_sums() {
 fb_ocq_counts() {
 	echo "live $(ulp_ocq_live) completions $(ulp_ocq_sum completions)" \
 		"rescues $(ulp_ocq_sum rescues) cq_errors $(ulp_ocq_sum cq_errors)"
+}
+
+# iproute2's tc by its path: busybox's sh runs its own tc applet first, which has no
+# netem
+fb_netem() {
+	kmod_load sch_netem > /dev/null || return 1
+	/usr/bin/tc qdisc add dev eth0 root netem "$@"
+}
+
+fb_netem_off() {
+	/usr/bin/tc -s qdisc show dev eth0 | sed -n 's/^ *\(Sent .*\)/netem: \1/p'
+	/usr/bin/tc qdisc del dev eth0 root
 }
 
 fb_rx_bytes() {
