@@ -234,7 +234,7 @@ trial() {
 				fail "$V: $f: ordered CQs with rescues or overruns: $c"
 		done
 	fi
-	echo "$V: $f #$k: $outcome; writes $ok ok, $failed failed; fault $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s, writer done $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.1f", b - a }')s after it; first write after it ${resume:-none}s; states: $states"
+	echo "$V: $f #$k: $outcome; writes $ok ok, $failed failed; injecting it took $(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.1f", b - a }')s, writer done $(awk -v a="$t1" -v b="$t2" 'BEGIN { printf "%.1f", b - a }')s after it; first write after it ${resume:-none}s; states: $states"
 	printf '%-9s %-6s %2d %s|%s|%s\n' "$f" "$V" "$k" "$outcome" "${resume:--}" "$states" >> "$RES"
 }
 

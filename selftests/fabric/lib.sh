@@ -9,7 +9,8 @@
 # Node B (fb_*):
 #   fb_nvmet_up VARIANT NQN [DEV]  nvmet and VARIANT's nvmet-rdma; NQN exports DEV
 #                               (/dev/vda: node B's disk, which outlives its resets)
-#                               on port 1, FABRIC_ADDR_B:4420
+#                               on port 1, FABRIC_ADDR_B:4420, as namespace 1 with a
+#                               uuid and nguid made of NQN
 #   fb_nvmet_port_again NQN     port 1 made again (nvmet-rdma drops a listener whose
 #                               device went and never takes it back)
 #   fb_nvmet_down NQN           the subsystem and port gone, nvmet-rdma unloaded
@@ -54,8 +55,17 @@ fb_nvmet_up() {
 	echo 1 > "$s/attr_allow_any_host" &&
 	mkdir "$s/namespaces/1" &&
 	echo "$dev" > "$s/namespaces/1/device_path" &&
+	echo "$(fb_uuid "$2")" > "$s/namespaces/1/device_uuid" &&
+	echo "$(fb_uuid "$2")" > "$s/namespaces/1/device_nguid" &&
 	echo 1 > "$s/namespaces/1/enable" || return 1
 	fb_nvmet_port "$2"
+}
+
+# a namespace's identifiers, the same whenever NQN is set up (nvmet's own are random,
+# and a host that reconnects to a target set up again after a reset finds them
+# changed and gives up the namespace)
+fb_uuid() {
+	echo "$1" | sha256sum | sed 's/^\(.\{8\}\)\(.\{4\}\)\(.\{4\}\)\(.\{4\}\)\(.\{12\}\).*/\1-\2-\3-\4-\5/'
 }
 
 fb_nvmet_port() {
@@ -147,8 +157,17 @@ fa_nvme_prereqs() {
 	kmod_load nvme-fabrics
 }
 
+# the namespace may take long to come under TCG with two guests: up to 60 s
 fa_nvme_connect() {
+	local i
+
 	NVME_ADDR=$FABRIC_ADDR_B NVME_NQN=$1
 	nvme_connect "$2" || return 1
-	FA_NS=$(nvme_find_ns)
+	for i in 1 2 3; do
+		FA_NS=$(nvme_find_ns) && return 0
+	done
+	echo "no namespace of $1 60 s after the connect: $NVME_CTRL $(cat /sys/class/nvme/$NVME_CTRL/state)," \
+		"/sys/block: $(ls /sys/block | tr '\n' ' '); subsystems: $(for d in /sys/class/nvme-subsystem/*; do
+			echo "$(basename $d) $(cat $d/subsysnqn) $(ls $d | grep nvme | tr '\n' ' ');"; done)"
+	return 1
 }
