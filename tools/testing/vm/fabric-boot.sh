@@ -6,7 +6,10 @@
 # Two guests, A and B, each with its own copy of the kernel and the same initramfs, one
 # vCPU each, joined by a virtual Ethernet wire that needs nothing of the host's
 # network: each guest's virtio-net NIC (netdev "wire", eth0 in the guest) sends its
-# frames as datagrams to a unix socket the other QEMU reads (-netdev dgram).  Node A
+# frames as UDP datagrams on the loopback to a port the other QEMU reads (-netdev
+# dgram).  UDP, as a wire, drops what the other end cannot take; unix datagram
+# sockets made the sender wait instead (10 datagrams queued at most by default),
+# and a transmit queue stalled for a minute is no wire's fault.  Node A
 # (10.11.13.1) runs the tests as a single-node boot does; node B (10.11.13.2) serves
 # them: its /init runs fabric-guest's server instead of tests, and it has a disk
 # (virtio-blk, /dev/vda, a sparse file of FABRIC_DISK_MB MiB) that outlives its resets.
@@ -30,6 +33,8 @@
 #   fabric_stop                    stop node B and the relay (node A is the caller's)
 
 FABRIC_DISK_MB=${FABRIC_DISK_MB:-512}
+# Debian's python3 before any other in PATH (a pyenv shim can take seconds)
+FABRIC_PY=$(command -v /usr/bin/python3 || command -v python3)
 
 fabric_env() {	# NODE
 	cat <<-EOF
@@ -55,14 +60,14 @@ fabric_qemu() {
 		-chardev "socket,id=ctl,path=$FABRIC_RUN/ctl-$n.sock,server=on,wait=off" \
 		-device isa-serial,chardev=ctl \
 		-monitor "unix:$FABRIC_RUN/mon-$n.sock,server=on,wait=off" \
-		-netdev "dgram,id=wire,local.type=unix,local.path=$FABRIC_RUN/wire-$n.sock,remote.type=unix,remote.path=$FABRIC_RUN/wire-$peer.sock" \
+		-netdev "dgram,id=wire,local.type=inet,local.host=127.0.0.1,local.port=${FABRIC_PORT[$n]},remote.type=inet,remote.host=127.0.0.1,remote.port=${FABRIC_PORT[$peer]}" \
 		-device "virtio-net-pci,netdev=wire,mac=52:54:00:0f:ab:0$([ "$n" = a ] && echo 1 || echo 2)" \
 		"$@" </dev/null > "$err" 2>&1 &
 	echo $!
 }
 
 fabric_start() {
-	local base=$1 d=$2 log=$3 err=$4 n f
+	local base=$1 d=$2 log=$3 err=$4 n f pa pb
 
 	# unix socket paths are short: a directory of its own under /tmp
 	FABRIC_RUN=$(mktemp -d /tmp/ocq-fabric.XXXXXX)
@@ -83,14 +88,19 @@ fabric_start() {
 		fabric/guest.sh "$@"
 	vm_initrd "$base" "$d/b" "$d/initrd-b" tests.list tests.start fabric fabric/env \
 		fabric/guest.sh
+	# two free UDP ports of the loopback for the wire's ends
+	read -r pa pb < <("$FABRIC_PY" -c 'import socket
+s = [socket.socket(socket.AF_INET, socket.SOCK_DGRAM) for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*[x.getsockname()[1] for x in s])')
+	declare -gA FABRIC_PORT=([a]=$pa [b]=$pb)
 	truncate -s "${FABRIC_DISK_MB}M" "$FABRIC_RUN/disk-b.img"
 	: > "$FABRIC_BLOG"
 	FABRIC_BPID=$(fabric_qemu b "$d/initrd-b" "$FABRIC_BLOG" "${err%.err}-b.err" \
 		-drive "file=$FABRIC_RUN/disk-b.img,format=raw,if=none,id=disk,cache=unsafe" \
 		-device virtio-blk-pci,drive=disk)
 	qpid=$(fabric_qemu a "$d/initrd-a" "$log" "$err" -no-reboot)
-	# Debian's python3 before any other in PATH (a pyenv shim can take seconds)
-	"$(command -v /usr/bin/python3 || command -v python3)" "$VM/fabric-relay.py" --dir "$FABRIC_RUN" --log "$FABRIC_RELAY_LOG" &
+	"$FABRIC_PY" "$VM/fabric-relay.py" --dir "$FABRIC_RUN" --log "$FABRIC_RELAY_LOG" &
 	FABRIC_RPID=$!
 	FABRIC_BOFF=0 FABRIC_BINIT=0
 }
