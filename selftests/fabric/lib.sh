@@ -162,7 +162,7 @@ fa_nvme_connect() {
 	local i
 
 	NVME_ADDR=$FABRIC_ADDR_B NVME_NQN=$1
-	nvme_connect "$2" || return 1
+	nvme_connect "${2:-}" || return 1
 	for i in 1 2 3; do
 		FA_NS=$(nvme_find_ns) && return 0
 	done

@@ -37,7 +37,8 @@ ocq_counts() {
 
 	b=$(fab_b ". $FL; echo \$(ulp_ocq_sum events) \$(ulp_ocq_sum runs) \$(ulp_ocq_sum completions)")
 	set -- $b
-	echo "$(($(ulp_ocq_sum events) + $1)) $(($(ulp_ocq_sum runs) + $2)) $(($(ulp_ocq_sum completions) + $3))"
+	echo "$(($(ulp_ocq_sum events) + ${1:-0})) $(($(ulp_ocq_sum runs) + ${2:-0}))" \
+		"$(($(ulp_ocq_sum completions) + ${3:-0}))"
 }
 
 nvme_variant() {	# VARIANT REPEAT COUNT
