@@ -22,6 +22,11 @@ ARGS ?=
 REPEATS ?= 10
 QUICK ?=
 SMP ?= 2
+# make ulp-bench: 2 for the two-node shape (target and server across the wire)
+NODES ?= 1
+# make fabric-faults: trials of each fault, and which faults (empty: all)
+TRIALS ?= 5
+FAULTS ?=
 W ?= 1
 # make soak: seconds of the whole soak
 DURATION ?= 600
@@ -41,7 +46,7 @@ PREFIX ?= /usr/local
 VM := tools/testing/vm
 SHELL := /bin/bash
 
-.PHONY: all kernel check check-runner demo lint format clean help sim sim-deep mutants guest-mutants host-tests soak \
+.PHONY: all kernel check check-runner fabric-faults demo lint format clean help sim sim-deep mutants guest-mutants host-tests soak \
 	install uninstall install-files uninstall-files dkms-check deb deb-check htmldocs bench native-bench ulps \
 	ulp-bench patches cost
 
@@ -68,6 +73,11 @@ check:
 		  exit 1; }; fi
 	@W='$(W)' SMP='$(SMP)' TESTS='$(TESTS)' $(VM)/check.sh '$(KERNEL)'
 
+# TRIALS trials of each of the wire's faults (selftests/fabric/fabric_faults.sh, FAULTS=
+# a comma-separated subset) and their table: Documentation/testing.rst, "Two nodes"
+fabric-faults:
+	@W='$(W)' TRIALS='$(TRIALS)' FAULTS='$(FAULTS)' $(VM)/fabric-faults.sh '$(KERNEL)'
+
 check-runner:
 	@W='$(W)' SMP='$(SMP)' $(VM)/check-runner.sh '$(KERNEL)'
 
@@ -79,7 +89,7 @@ bench:
 		tools/testing/bench/bench.sh '$(KERNEL)'
 
 ulp-bench:
-	@W='$(W)' SMP='$(SMP)' REPEATS='$(REPEATS)' QUICK='$(QUICK)' \
+	@W='$(W)' SMP='$(SMP)' REPEATS='$(REPEATS)' QUICK='$(QUICK)' NODES='$(NODES)' \
 		tools/testing/ulps/ulp-bench.sh '$(KERNEL)'
 
 # The soak: selftests/soak/ (the fake provider's mixed scenarios, then the demo on
@@ -136,7 +146,7 @@ else # KDIR given: a standard Kbuild build against that tree
 all:
 	$(MAKE) -C '$(KDIR)' M='$(CURDIR)' W='$(W)' modules
 
-kernel check check-runner demo bench ulp-bench soak dkms-check deb-check:
+kernel check check-runner fabric-faults demo bench ulp-bench soak dkms-check deb-check:
 	@echo "make $@: not possible with KDIR= (it boots a Debian kernel in a VM);" \
 		"run without KDIR, e.g. make $@ KERNEL=linux-image-amd64" >&2; exit 2
 
@@ -313,6 +323,8 @@ help:
 	@echo 'kernel        fetch and unpack the Debian kernel KERNEL= into .cache/kernels/ (no build)'
 	@echo 'check         build, boot KERNEL= in QEMU and run the selftests (TESTS=, SMP=); logs in build/check/<kver>/'
 	@echo 'check-runner  test the test runner itself: a failing, timed-out, hung, panicking and warning test'
+	@echo 'fabric-faults TRIALS=$(TRIALS) trials of each wire fault of fabric_faults (two nodes; FAULTS=a,b'
+	@echo '              for a subset), stock and converted, and the table of their outcomes'
 	@echo 'sim           model-check the engine: schedules up to preemption bound 3, at most BUDGET=6500'
 	@echo '              per case (deterministic); each case says if it was exhaustive or budget-limited'
 	@echo 'sim-deep      the same at bound 5 with a budget of 200000 schedules per case (hours)'
@@ -349,7 +361,8 @@ help:
 	@echo 'ulps          rpcrdma, nvme-rdma and nvmet-rdma from KERNEL='"'"'s linux-source, stock and'
 	@echo '              converted to ocq by the semantic patch (prints its diff); build/<kver>/ulps/'
 	@echo 'ulp-bench     those ULPs, stock against converted, under NVMe-oF and NFS I/O in one boot'
-	@echo '              (REPEATS=, QUICK=1); build/ulp-bench/<kver>/ (Documentation/performance.rst)'
+	@echo '              (REPEATS=, QUICK=1, NODES=2: across a wire between two guests);'
+	@echo '              build/ulp-bench/<kver>/ (Documentation/performance.rst)'
 	@echo 'patches       ocq as a patch series against linux-source-6.12 in build/patches/: checkpatch'
 	@echo '              --strict on each, git am on a fresh copy, in-tree W=1 build (QUICK=1: no build)'
 	@echo 'htmldocs      render Documentation/ with Sphinx and kernel-doc into build/htmldocs/'

@@ -6,11 +6,15 @@
 #   . /selftests/lib/rxe.sh
 #   rxe_recreate            # delete rxe0 if present, create it again, wait for it
 #
-# Names and address are fixed: netdev dummy0 (10.11.12.1/24), RDMA device rxe0.
+# Names and address are fixed: netdev dummy0 (10.11.12.1/24), RDMA device rxe0; on a
+# node of a two-node run (/fabric/env) the netdev and address are the wire's.
 
 RXE_DEV=rxe0
 RXE_NETDEV=dummy0
 RXE_ADDR=10.11.12.1/24
+# a node of a two-node run: rxe0 on the wire's netdev, with this node's address
+# shellcheck source=/dev/null
+[ -f /fabric/env ] && . /fabric/env
 
 # rxe asks the crypto API for "crc32" when a link is added; nothing auto-loads modules
 # in the guest, so load a provider ourselves (idempotent).
@@ -25,8 +29,12 @@ rxe_prereqs() {
 }
 
 rxe_netdev_up() {
-	ip link show "$RXE_NETDEV" >/dev/null 2>&1 ||
-		ip link add "$RXE_NETDEV" type dummy || return 1
+	if ! ip link show "$RXE_NETDEV" >/dev/null 2>&1; then
+		case $RXE_NETDEV in
+		dummy*) ip link add "$RXE_NETDEV" type dummy || return 1 ;;
+		*) echo "rxe: no $RXE_NETDEV" >&2; return 1 ;;
+		esac
+	fi
 	ip addr show dev "$RXE_NETDEV" | grep -q "inet ${RXE_ADDR%/*}/" ||
 		ip addr add "$RXE_ADDR" dev "$RXE_NETDEV" || return 1
 	ip link set "$RXE_NETDEV" up

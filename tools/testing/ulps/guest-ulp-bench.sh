@@ -166,6 +166,9 @@ nfs_variant() {	# VARIANT REPEAT COUNT
 	nfs_rmmod_rpcrdma || die "nfs $1: rmmod rpcrdma"
 }
 
+# make ulp-bench NODES=2: the target and the server on the other node
+# shellcheck source=tools/testing/ulps/fabric-ulp-bench.sh
+[ -n "${ULPB_FABRIC:-}" ] && . "$ULPB_FABRIC"
 [ "$(cat $ULP_KO/status 2>/dev/null)" = ok ] || die "the ULPs: $(cat $ULP_KO/status 2>/dev/null)"
 rxe_present || rxe_create || die "no rxe0"
 nvme_prereqs || die "the NVMe-oF set-up"

@@ -25,6 +25,11 @@
 # QUICK=1: one repeat of small passes, intervals n/a; for CI, which only checks that
 # the bench works (never a figure).
 #
+# NODES=2: the two-node shape (tools/testing/vm/fabric-boot.sh): the NVMe-oF target
+# (a memory-backed null_blk) and the NFS server on node B, the host and the client
+# on node A, across the wire, one vCPU each (fabric-ulp-bench.sh); the same passes
+# and records, in build/ulp-bench/<KVER>-2nodes/.
+#
 # Exit status: 0 when every pass produced a record and the kernel stayed quiet; 1 for
 # anything else (build, boot, timeout, kernel warning, missing records).
 set -uo pipefail
@@ -37,6 +42,7 @@ SMP=${SMP:-2}
 MEM=${MEM:-2G}
 ACCEL=${ACCEL:-auto}
 QUICK=${QUICK:-0}
+NODES=${NODES:-1}
 [ "$QUICK" = 0 ] && QUICK=""
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}
 BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic'
@@ -56,6 +62,7 @@ ENV=$("$VM"/build.sh "$META" | tail -1)
 # shellcheck source=/dev/null
 . "$ENV"
 OUT=$TOP/build/ulp-bench/$KVER
+[ "$NODES" = 2 ] && OUT=$OUT-2nodes SMP=1
 rm -rf "$OUT" && mkdir -p "$OUT/initrd"
 "$HERE"/build.sh "$META" > "$OUT/ulps.log" 2>&1 ||
 	fatal "make ulps failed: $(grep '^ulps: error' "$OUT/ulps.log" | tail -1) (log: ${OUT#"$TOP"/}/ulps.log)"
@@ -71,12 +78,25 @@ ULPS_STATUS=ok "$VM"/initramfs.sh "$ENV" "$OUT/initramfs.cpio.gz" || fatal "init
 vm_setup
 qpid=""
 trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null' EXIT
+if [ "$NODES" = 2 ]; then
+	# shellcheck source=tools/testing/vm/fabric-boot.sh
+	. "$VM"/fabric-boot.sh
+	# node B's kernel problems, as fabric_poll hands them on
+	parse_line() { [ -n "$bad" ] || { bad=${1#\# kmsg: }; say "kernel: $bad"; }; }
+	trap '[ -n "$qpid" ] && kill "$qpid" 2>/dev/null; [ -n "${FABRIC_RUN:-}" ] && fabric_stop' EXIT
+fi
 
 d=$OUT/initrd log=$OUT/console.log
 passes=$((REPEATS * 2 * 2 * 3))
 # a pass takes well under a minute under TCG; set-ups and teardowns about 20 s each
 tmo=$(( (REPEATS + 1) * 2 * 2 * (3 * 60 + 20) + 120 ))
 cp "$HERE/guest-ulp-bench.sh" "$d/"
+extra=()
+if [ "$NODES" = 2 ]; then
+	cp "$HERE/fabric-ulp-bench.sh" "$d/"
+	extra=(fabric-ulp-bench.sh)
+	echo "ULPB_FABRIC=/fabric-ulp-bench.sh" >> "$d/ulp-bench.conf.extra"
+fi
 cat > "$d/ulp-bench.conf" <<-CONF
 REPEATS=$REPEATS
 MIB=$MIB
@@ -84,18 +104,27 @@ RAND_OPS=$RAND_OPS
 THREADS=$THREADS
 ULP_IO=/ulp-io
 CONF
+[ -f "$d/ulp-bench.conf.extra" ] && cat "$d/ulp-bench.conf.extra" >> "$d/ulp-bench.conf"
 echo "ulpbench /guest-ulp-bench.sh $tmo" > "$d/tests.list"
 echo 1 > "$d/tests.start"
-vm_initrd "$OUT/initramfs.cpio.gz" "$d" "$d.img" tests.list tests.start \
-	guest-ulp-bench.sh ulp-bench.conf ulp-io
-say "$KVER -smp $SMP ($ACCEL): $REPEATS repeat(s) of $passes passes; at most" \
+shape=
+[ "$NODES" = 2 ] && shape=", two nodes"
+say "$KVER -smp $SMP ($ACCEL)$shape: $REPEATS repeat(s) of $passes passes; at most" \
 	"$((tmo / 60 + 1)) min; console: ${log#"$TOP"/}"
 hostenv_begin "$OUT/host.json"
-SMP=$SMP vm_start "$d.img" "$log" "$OUT/qemu.err"
 b0=$(date +%s) seen=0 bad=""
+if [ "$NODES" = 2 ]; then
+	fabric_start "$OUT/initramfs.cpio.gz" "$d" "$log" "$OUT/qemu.err" \
+		guest-ulp-bench.sh ulp-bench.conf ulp-io "${extra[@]}"
+else
+	vm_initrd "$OUT/initramfs.cpio.gz" "$d" "$d.img" tests.list tests.start \
+		guest-ulp-bench.sh ulp-bench.conf ulp-io
+	SMP=$SMP vm_start "$d.img" "$log" "$OUT/qemu.err"
+fi
 while kill -0 "$qpid" 2>/dev/null; do
 	sleep 2
 	hostenv_sample
+	[ "$NODES" = 2 ] && ! fabric_poll && { kill "$qpid"; fatal "node B's QEMU exited"; }
 	n=$(wc -l < "$log" 2>/dev/null || echo 0)
 	if [ "$n" -gt "$seen" ]; then
 		while IFS= read -r k; do

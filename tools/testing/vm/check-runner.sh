@@ -9,6 +9,8 @@
 #   runner_must_hang      stops the guest's processes    FAIL, "hung" (the host's timeout)
 #   runner_must_panic     panics the guest               FAIL, the panic line
 #   runner_must_splat     exits 0, a WARNING in the log  FAIL, the WARNING line
+#   runner_must_splat_b   two nodes: exits 0 on node A,  FAIL, node B's WARNING line
+#                         a WARNING in node B's log
 #   runner_must_time_out  sleeps past its timeout        FAIL, "timeout after 5s (guest)"
 #   runner_skip_declared  skips for its skip-ok reason   skip, the reason
 #   runner_skip_undeclared skips for another reason      FAIL, "undeclared skip"
@@ -22,7 +24,7 @@
 set -uo pipefail
 
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
-want="2 passed, 9 failed, 1 skipped"
+want="2 passed, 10 failed, 1 skipped"
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 
@@ -44,6 +46,7 @@ verdict runner_must_fail FAIL 'exit code 1'
 verdict runner_must_hang FAIL 'hung'
 verdict runner_must_panic FAIL 'kernel: .*Kernel panic'
 verdict runner_must_splat FAIL 'kernel: .*WARNING: .* on purpose'
+verdict runner_must_splat_b FAIL 'kernel: \[B\] .*WARNING: .* on node B on purpose'
 verdict runner_must_time_out FAIL 'timeout after 5s \(guest\)'
 verdict runner_skip_declared skip 'a declared skip on purpose'
 verdict runner_skip_undeclared FAIL 'undeclared skip.*: an undeclared skip on purpose'

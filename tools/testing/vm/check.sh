@@ -9,6 +9,9 @@
 # when TESTS names them). A pattern with * ? [ is a shell glob on the whole name, any
 # other pattern a substring. "# timeout: N" in a script's first lines sets its timeout
 # (default 120 s); TIMEOUT_SCALE=N multiplies them (default 4 with DEBUG_KERNEL=).
+# "# nodes: 2" there, or the group selftests/fabric/, makes a test a two-node one: it
+# runs on node A of a two-node boot (fabric-boot.sh), after the single-node tests;
+# FABRIC_TESTS="pat ..." limits a run without TESTS= to those two-node tests.
 #
 # A test may skip (exit 4) only for a reason its leading comment block declares:
 # "# skip-ok: ERE" lines, matched against its SKIP reason.  Any other skip is failed,
@@ -71,7 +74,7 @@ rm -rf "$LOGDIR" && mkdir -p "$LOGDIR/tests"
 LOGDIR=$(cd "$LOGDIR" && pwd)
 
 # ---- test selection ----
-names=() paths=() tmos=()
+names=() paths=() tmos=() nodes=()
 declare -A SKIP_OK EXPECT_WARN	# per test: its "# skip-ok:" EREs (one a line), "# expect-warn:"
 selected() {	# NAME GROUP
 	local p
@@ -95,11 +98,20 @@ for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
 	[ "$g" = lib ] && continue
 	selected "$n" "$g" || continue
 	t=$(sed -n '1,10s/^# *timeout: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
+	nd=$(sed -n '1,10s/^# *nodes: *\([0-9]\+\).*/\1/p' "$TOP/$f" | head -1)
+	[ "$g" = fabric ] && nd=${nd:-2}
+	# FABRIC_TESTS="pattern ...": of the two-node tests, a run without TESTS= takes
+	# only those (CI's time)
+	if [ "${nd:-1}" = 2 ] && [ -z "$TESTS" ] && [ -n "${FABRIC_TESTS:-}" ] &&
+	   ! TESTS=$FABRIC_TESTS selected "$n" "$g"; then
+		continue
+	fi
 	names+=("$n") paths+=("/$f") tmos+=($((${t:-$DEFAULT_TIMEOUT} * TIMEOUT_SCALE)))
 	# the leading comment block: the lines up to the first that is no comment
 	hdr=$(sed -n '/^#/!q; p' "$TOP/$f")
 	SKIP_OK[$n]=$(sed -n 's/^# *skip-ok: *//p' <<< "$hdr")
 	EXPECT_WARN[$n]=$(sed -n 's/^# *expect-warn: *//p' <<< "$hdr" | head -1)
+	nodes+=("${nd:-1}")
 done
 [ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
 say "$KVER: ${#names[@]} test(s): ${names[*]}"
@@ -135,7 +147,7 @@ fi
 # whether they are there.  A failed build does not stop the run: the ULP tests fail.
 ULPS_STATUS=
 for p in "${paths[@]}"; do
-	case $p in /selftests/ulp/*) ULPS_STATUS=build ;; esac
+	case $p in /selftests/ulp/*|/selftests/fabric/*) ULPS_STATUS=build ;; esac
 done
 if [ "$ULPS_STATUS" = build ]; then
 	if [ -n "${DEBUG_KERNEL:-}" ] && [ "$DEBUG_KERNEL" != 0 ]; then
@@ -154,6 +166,8 @@ export ULPS_STATUS
 # ---- kernel command line and accelerator ----
 # shellcheck source=tools/testing/vm/boot.sh
 . "$VM"/boot.sh
+# shellcheck source=tools/testing/vm/fabric-boot.sh
+. "$VM"/fabric-boot.sh
 vm_setup
 say "boot: $ACCEL, -smp $SMP -m $MEM, append: $APPEND"
 say "logs: ${LOGDIR#$TOP/}/"
@@ -304,19 +318,29 @@ while [ ${#todo[@]} -gt 0 ]; do
 	log=$LOGDIR/console-$boot.log
 	d=$LOGDIR/initrd-$boot
 	mkdir -p "$d"
+	# a boot runs the tests of one kind: single-node ones, or two-node ones
+	nodes_now=${nodes[${todo[0]}]}
 	for i in "${todo[@]}"; do
-		echo "${names[$i]} ${paths[$i]} ${tmos[$i]}"
+		[ "${nodes[$i]}" = "$nodes_now" ] && echo "${names[$i]} ${paths[$i]} ${tmos[$i]}"
 	done > "$d/tests.list"
 	echo $((${#names[@]} - ${#todo[@]} + 1)) > "$d/tests.start"
-	# A second archive appended to the first: the kernel unpacks both.
-	vm_initrd "$B/initramfs.cpio.gz" "$d" "$d/initrd" tests.list tests.start
-	vm_start "$d/initrd" "$log" "$LOGDIR/qemu-$boot.err"
+	if [ "$nodes_now" = 1 ]; then
+		# A second archive appended to the first: the kernel unpacks both.
+		vm_initrd "$B/initramfs.cpio.gz" "$d" "$d/initrd" tests.list tests.start
+		vm_start "$d/initrd" "$log" "$LOGDIR/qemu-$boot.err"
+	else
+		fabric_start "$B/initramfs.cpio.gz" "$d" "$log" "$LOGDIR/qemu-$boot.err"
+		say "boot $boot: two nodes; node B's console: ${FABRIC_BLOG#$TOP/}"
+	fi
 	p_init=0 p_done=0 p_cur="" p_bad="" p_boot_bad="" p_warns=0 p_wtrace=""
 	off=0 why="" b0=$(date +%s)
 	while :; do
 		alive=1
 		kill -0 $qpid 2>/dev/null || alive=0
 		read_console $alive
+		if [ "$nodes_now" != 1 ] && ! fabric_poll && [ $alive = 1 ]; then
+			why="node B's QEMU exited"
+		fi
 		[ $alive = 1 ] || break
 		now=$(date +%s)
 		if [ $p_init = 0 ] && [ $((now - b0)) -gt "$BOOT_TIMEOUT" ]; then
@@ -327,6 +351,7 @@ while [ ${#todo[@]} -gt 0 ]; do
 		fi
 		[ $((now - t_start)) -gt "$run_timeout" ] && why="run timeout (${run_timeout}s)"
 		if [ -n "$why" ]; then
+			[ "$nodes_now" != 1 ] && [ "$why" = hung ] && fabric_dump_blocked
 			kill $qpid 2>/dev/null
 			wait $qpid 2>/dev/null
 			read_console 0
@@ -335,6 +360,7 @@ while [ ${#todo[@]} -gt 0 ]; do
 		sleep 0.5
 	done
 	wait $qpid 2>/dev/null
+	[ "$nodes_now" = 1 ] || fabric_stop
 
 	if [ -n "$p_boot_bad" ]; then
 		finish_test "boot-$boot" fail "kernel: $p_boot_bad" ""
@@ -363,6 +389,8 @@ while [ ${#todo[@]} -gt 0 ]; do
 	todo=("${rest[@]}")
 	[ ${#todo[@]} -gt 0 ] || break
 	[ -n "$why" ] && [[ $why == run\ timeout* ]] && break
+	# every test of the boot's kind ran: the other kind's are next
+	[ $p_done = 1 ] && continue
 	if [ $reboots -ge "$MAX_REBOOTS" ]; then
 		say "giving up after $boot boots"
 		break
