@@ -7,10 +7,10 @@
  * (cost.sh) and the locked instructions counted here are exact.
  *
  *   ocq_cost PATH N [--batch B] [--flows F] [--cpus C] [--cqe Q]
- *		     [--per-event E] [--dropin] [--table T]
+ *		     [--per-event E] [--dropin]
  *
  * PATH is raw, strict, flow or parallel: N completions go through that
- * consumer; or lookup: N lookups of the drop-in path's table, alone.
+ * consumer; or lookup: N of the drop-in path's finds of its OCQ, alone.
  *
  *  - The provider: a CQ whose poll_cq copies completions from an array
  *    into the caller's array, as a provider copies its CQEs out (no lock:
@@ -35,11 +35,9 @@
  *    is, built with its OCQ_BATCH (printed), --cpus (4) domains or
  *    workers, a CQ of --cqe (1024) entries, which sizes its rings.  The
  *    completion handler calls ocq_engine_event(); with --dropin it first
- *    finds the engine in a hash table by the CQ's address, as ocq.c's
- *    completion handler does with its rhashtable (a model of
- *    rhashtable_lookup(): the bucket table of --table (64) entries at
- *    rhashtable's load, lookup3's hash of the 8-byte key with a seed, the
- *    chain walked comparing keys, inside rcu_read_lock()).
+ *    finds the engine from the CQ as ocq.c's ib_ocq_of() does: the CQ's
+ *    wc pointer, read with an acquire, is the engine's own wcs[], and the
+ *    CQ's comp_handler is compared with ocq's (no table, no lock).
  *
  * The CQ starts empty and armed (the engine's first run, or the raw loop's
  * first pass, drains nothing and arms it); then N completions are added,
@@ -64,6 +62,7 @@
  * run, for cost.sh to subtract and divide.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -247,7 +246,7 @@ struct cost_qp {
 
 struct cost {
 	enum cost_path path;
-	unsigned int batch, flows, cpus, cqe, per_event, table_size;
+	unsigned int batch, flows, cpus, cqe, per_event;
 	bool dropin;
 	u64 n;
 
@@ -266,7 +265,7 @@ struct cost {
 	/* the ULP */
 	u64 done, processed;
 
-	/* the drop-in path's table */
+	/* the drop-in path's model of the CQ's wc pointer */
 	struct cost_table *table;
 	unsigned long found;
 };
@@ -381,131 +380,44 @@ static void raw_run(struct cost *c)
 					      IB_CQ_REPORT_MISSED_EVENTS) > 0);
 }
 
-/* --- the drop-in path's table: a model of rhashtable_lookup() --- */
-
-struct cost_node {
-	struct cost_node *next;	/* the chain; NULL ends it */
-	const struct ib_cq *key;
-	struct ocq_engine *e;
-};
-
-struct cost_bucket_table {
-	unsigned int size;	/* a power of two */
-	u32 seed;
-	struct cost_node **buckets;
-};
-
-struct cost_table {
-	struct cost_bucket_table *tbl;	/* read with READ_ONCE(), as RCU */
-	struct cost_node *nodes;
-	const struct ib_cq *others;	/* keys of the other entries */
-};
-
-static inline u32 rol32(u32 w, unsigned int s)
-{
-	return (w << s) | (w >> (32 - s));
-}
+/* --- the drop-in path: ocq.c's ib_ocq_of() --- */
 
 /*
- * Bob Jenkins' lookup3 hash of two 32-bit words (hashword() with its
- * final() mix): what hashes an 8-byte key in the kernel's rhashtable.
+ * What the drop-in's completion handler reads to find its OCQ: the CQ's
+ * wc pointer, which ocq.c points at the engine's own wcs[] (published with
+ * a release), and the CQ's comp_handler, compared with ocq's.  No table.
  */
-static inline u32 cost_hash2(const u32 *k, u32 seed)
-{
-	u32 a, b, c;
+struct cost_table {
+	struct ib_wc *wc;	/* the CQ's cq->wc */
+};
 
-	a = b = c = 0xdeadbeef + (2 << 2) + seed;
-	a += k[0];
-	b += k[1];
-	c ^= b;
-	c -= rol32(b, 14);
-	a ^= c;
-	a -= rol32(c, 11);
-	b ^= a;
-	b -= rol32(a, 25);
-	c ^= b;
-	c -= rol32(b, 16);
-	a ^= c;
-	a -= rol32(c, 4);
-	b ^= a;
-	b -= rol32(a, 14);
-	c ^= b;
-	c -= rol32(b, 24);
-	return c;
-}
+static void comp_handler(struct ib_cq *cq, void *ctx);
 
 static __attribute__((noinline)) struct ocq_engine *
 cost_lookup(struct cost_table *t, const struct ib_cq *cq)
 {
-	struct cost_bucket_table *tbl;
-	struct ocq_engine *e = NULL;
-	struct cost_node *node;
-	u32 key[2];
+	struct ib_wc *wcs = __atomic_load_n(&t->wc, __ATOMIC_ACQUIRE);
 
-	memcpy(key, &cq, sizeof(key));
-	rcu_read_lock();
-	tbl = READ_ONCE(t->tbl);
-	node = READ_ONCE(tbl->buckets[cost_hash2(key, tbl->seed) &
-				      (tbl->size - 1)]);
-	for (; node; node = READ_ONCE(node->next)) {
-		if (!memcmp(&node->key, &cq, sizeof(cq))) {
-			e = node->e;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return e;
+	if (!wcs)
+		return NULL;
+	if (cq->comp_handler == comp_handler)
+		return (struct ocq_engine *)((char *)wcs -
+					      offsetof(struct ocq_engine, wcs));
+	return NULL;
 }
 
-/*
- * @entries engines' CQs, ours among them (the others at made-up addresses),
- * in a table of the size rhashtable grows to: a load of at most 3/4
- */
-static struct cost_table *cost_table_make(struct cost *c, unsigned int entries)
+static struct cost_table *cost_table_make(struct cost *c)
 {
 	struct cost_table *t = calloc(1, sizeof(*t));
-	struct cost_bucket_table *tbl = calloc(1, sizeof(*tbl));
-	unsigned int i, size = 4;
 
-	if (!t || !tbl)
+	if (!t)
 		return NULL;
-	while (entries * 4 > size * 3)
-		size *= 2;
-	tbl->size = size;
-	tbl->seed = 0x2545f491;
-	tbl->buckets = calloc(size, sizeof(*tbl->buckets));
-	t->nodes = calloc(entries, sizeof(*t->nodes));
-	t->others = calloc(entries, 256);
-	if (!tbl->buckets || !t->nodes || !t->others)
-		return NULL;
-	for (i = 0; i < entries; i++) {
-		struct cost_node *node = &t->nodes[i];
-		u32 key[2];
-		u32 b;
-
-		/* ours last: at the head of its chain, as the newest entry */
-		node->key = i == entries - 1 ?
-				    &c->cq.cq :
-				    (const struct ib_cq *)((const char *)t->others +
-							   256 * i);
-		node->e = i == entries - 1 ? &c->e : NULL;
-		memcpy(key, &node->key, sizeof(key));
-		b = cost_hash2(key, tbl->seed) & (size - 1);
-		node->next = tbl->buckets[b];
-		tbl->buckets[b] = node;
-	}
-	t->tbl = tbl;
+	__atomic_store_n(&t->wc, c->e.wcs, __ATOMIC_RELEASE);
 	return t;
 }
 
 static void cost_table_free(struct cost_table *t)
 {
-	if (!t)
-		return;
-	free(t->tbl->buckets);
-	free(t->tbl);
-	free(t->nodes);
-	free((void *)t->others);
 	free(t);
 }
 
@@ -616,7 +528,7 @@ static int cost_setup(struct cost *c)
 	for (i = 0; i < c->nr_works; i++)
 		c->works[i].unit = i;
 	if (c->dropin || c->path == P_LOOKUP) {
-		c->table = cost_table_make(c, c->table_size);
+		c->table = cost_table_make(c);
 		if (!c->table)
 			return -ENOMEM;
 	}
@@ -664,7 +576,7 @@ static void cost_teardown(struct cost *c)
 	cost_table_free(c->table);
 }
 
-/* N lookups of our CQ in the drop-in table */
+/* N finds of our engine from its CQ, as the drop-in's handler does */
 static int cost_lookups(struct cost *c)
 {
 	struct ocq_engine *volatile sink;
@@ -694,7 +606,7 @@ static void usage(const char *prog)
 {
 	fprintf(stderr,
 		"usage: %s raw|strict|flow|parallel|lookup N [--batch B] [--flows F]\n"
-		"       [--cpus C] [--cqe Q] [--per-event E] [--dropin] [--table T]\n",
+		"       [--cpus C] [--cqe Q] [--per-event E] [--dropin]\n",
 		prog);
 	exit(2);
 }
@@ -718,7 +630,6 @@ int main(int argc, char **argv)
 	c.flows = 8;
 	c.cpus = 4;
 	c.cqe = 1024;
-	c.table_size = 64;
 	for (i = 3; i < (unsigned int)argc; i++) {
 		const char *o = argv[i];
 
@@ -738,13 +649,11 @@ int main(int argc, char **argv)
 			c.cqe = arg_num(argv[++i]);
 		else if (!strcmp(o, "--per-event"))
 			c.per_event = arg_num(argv[++i]);
-		else if (!strcmp(o, "--table"))
-			c.table_size = arg_num(argv[++i]);
 		else
 			usage(argv[0]);
 	}
 	if (!c.batch || c.batch > COST_MAX_BATCH || !c.flows ||
-	    c.flows > COST_MAX_FLOWS || !c.cpus || !c.table_size ||
+	    c.flows > COST_MAX_FLOWS || !c.cpus ||
 	    (c.dropin && c.path == P_RAW)) {
 		fprintf(stderr, "cost: bad arguments\n");
 		return 2;
