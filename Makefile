@@ -306,6 +306,8 @@ host-tests:
 	@echo "=== guest mutants: every edit still finds its line"
 	@out=$$($(VM)/guest-mutants.sh -n 2>&1) || { echo "$$out"; exit 1; }; \
 		echo "$$out" | tail -1
+	@echo "=== make cost: the engine's counted cost within its ceilings"
+	@$(MAKE) --no-print-directory cost COST_N=16384
 	@$(MAKE) --no-print-directory sim
 
 # Not "make -C $(KDIR) M=... clean": it deletes every *.ko below M=, the kernel cache's too.

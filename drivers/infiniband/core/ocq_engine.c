@@ -95,9 +95,9 @@ static int ocq_arm(struct ib_cq *cq, enum ib_arm_policy policy,
  * n completions in all, or -errno; the arm's result in *@arm (0 armed,
  * > 0 not known to be armed, -errno).
  */
-static int ocq_arm_drained(struct ib_cq *cq, int num_entries,
-			   struct ib_wc *wc, enum ib_arm_policy policy, int n,
-			   int *arm, struct ocq_pn_count *cnt)
+static int ocq_arm_drained(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
+			   enum ib_arm_policy policy, int n, int *arm,
+			   struct ocq_pn_count *cnt)
 {
 	int m;
 
@@ -555,8 +555,8 @@ static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
  * their low bits (one parity of QP numbers, aligned pointers).  Flows whose
  * keys share an entry are placed as one.
  */
-static struct ocq_flow *ocq_flow_of(struct ocq_engine *e,
-				    const struct ib_wc *wc)
+static inline struct ocq_flow *ocq_flow_of(struct ocq_engine *e,
+					   const struct ib_wc *wc)
 {
 	u32 key;
 
@@ -955,8 +955,7 @@ static enum ocq_step ocq_parallel_deliver(struct ocq_engine *e)
  * batch under load and a lone slot behind a slow process() is left to
  * another worker.  Return how many, from *@idx on; 0 if there is none.
  */
-static unsigned int ocq_claim(struct ocq_engine *e, u32 *idx,
-			      unsigned int max)
+static unsigned int ocq_claim(struct ocq_engine *e, u32 *idx, unsigned int max)
 {
 	int c = atomic_read(&e->claimed);
 	unsigned int k;
@@ -1178,7 +1177,6 @@ static bool ocq_suspend_due(struct ocq_engine *e, int n)
 {
 	return e->busy_got + n > 0;
 }
-
 
 /* What one ocq_poll() took and asked of the provider. */
 static void ocq_poll_account(struct ocq_engine *e, int n,
