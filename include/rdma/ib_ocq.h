@@ -221,10 +221,9 @@ struct ib_ocq_attr {
  *	next made progress started the next run
  * @provider_errors: failed polls or arms; the run retried a moment later
  * @lease_resumes: pauses and postponed arms that &ib_ocq_attr.pause_ms ended
- * @inlined: %IB_OCQ_FLOW, %IB_OCQ_PARALLEL: completions the CQ run
- *	dispatched itself, a short batch (of one flow) taken while every
- *	domain was idle or the reorder ring empty (no hand-off to a domain's
- *	run or a worker)
+ * @inlined: %IB_OCQ_FLOW: completions the CQ run dispatched itself, a
+ *	short batch of one flow taken while every domain was idle (no
+ *	hand-off to a domain's run)
  * @defers: runs that left the drained CQ unarmed for the deferred re-arm's
  *	timer to poll it again (&ib_ocq_attr.defer_usecs)
  * @contended: %IB_POLL_DIRECT: ib_ocq_process_cq_direct() calls that found

@@ -83,9 +83,11 @@ else
 	feat="$feat defer_us(run)"
 fi
 # software DIM of the deferral's delay: it starts at its first profile's, a ninth
-# of the ceiling, and moves with the completions per event
+# of the ceiling, and moves with the completions per event.  DIM decides once per
+# 64 samples (a sample per event cycle: here a deferred run that took completions,
+# about one per 20 calls): 10000 calls give it several decisions
 first=$((100 / 9))
-if demo_run_ocq calls=2000 mix=$MIX chunk_size=4096 path=ocq-strict defer_us=100 defer_dim=1 &&
+if demo_run_ocq calls=10000 mix=$MIX chunk_size=4096 path=ocq-strict defer_us=100 defer_dim=1 &&
    demo_check_clean; then
 	seen=$(demo_ocq_seen defer_usecs_now | tr '\n' ' ')
 	echo "# ocq-strict defer_us=100 defer_dim=1: $(demo_rate) calls/s," \

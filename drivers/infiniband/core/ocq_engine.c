@@ -885,43 +885,11 @@ static void ocq_kick_workers(struct ocq_engine *e, unsigned int n)
 		ocq_kick(e, 1);
 }
 
-/*
- * No hop when nothing could overlap: a short batch taken while the reorder
- * ring is empty is processed and committed by the CQ run itself, in CQ
- * order.  An empty ring means that every earlier completion was committed
- * (the commit unit advances @committed only after done() returned) and so
- * processed, and only the CQ run fills the ring, so no process() or done()
- * of the OCQ runs meanwhile.  Another completion that arrives meanwhile
- * waits in the CQ for at most IB_OCQ_HOL_DONES of them, as it would behind
- * a busy commit unit.
- */
-static bool ocq_parallel_inline(struct ocq_engine *e)
-{
-	return e->wc_cnt - e->wc_pos <= IB_OCQ_HOL_DONES &&
-	       !ocq_domains_busy(e);
-}
-
 static enum ocq_step ocq_parallel_deliver(struct ocq_engine *e)
 {
-	unsigned int unit = ocq_commit_unit(e), n = 0, first = e->wc_pos;
+	unsigned int unit = ocq_commit_unit(e), n = 0;
 	enum ocq_step step = OCQ_MORE;
 
-	if (first < e->wc_cnt && ocq_parallel_inline(e)) {
-		while (e->wc_pos < e->wc_cnt) {
-			struct ib_wc *wc = &e->wcs[e->wc_pos];
-
-			if (ocq_stopped(e, OCQ_UNIT_CQ)) {
-				step = OCQ_WAIT;
-				break;
-			}
-			if (!ocq_wc_unposted(wc))
-				e->process(e->cq, wc);
-			ocq_dispatch(e, &e->units[OCQ_UNIT_CQ], wc);
-			e->wc_pos++;
-		}
-		WRITE_ONCE(e->inlined, e->inlined + e->wc_pos - first);
-		return step;
-	}
 	while (e->wc_pos < e->wc_cnt) {
 		struct ocq_slot *slot;
 
