@@ -550,13 +550,15 @@ static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 /* --- IB_OCQ_FLOW: the CQ run routes, one run per flow dispatches --- */
 
 /*
- * The flow of a completion: its entry in the flow table, by the key's hash.
- * hash_32() takes the high bits of a multiply, which spread keys that share
- * their low bits (one parity of QP numbers, aligned pointers).  Flows whose
- * keys share an entry are placed as one.
+ * The domain of a completion's flow.  hash_32(key, 32) is a multiply: the
+ * product's low k bits depend only on the key's low k bits (bit 0 is its
+ * parity), so taking it modulo nr_domains would put keys that share their
+ * low bits, such as the QP numbers of a device's loopback receivers (one
+ * parity) or aligned pointers, in a few domains.  reciprocal_scale() takes
+ * the high, well-mixed bits instead.
  */
-static inline struct ocq_flow *ocq_flow_of(struct ocq_engine *e,
-					   const struct ib_wc *wc)
+static inline unsigned int ocq_flow_of(struct ocq_engine *e,
+				       const struct ib_wc *wc)
 {
 	u32 key;
 
@@ -565,53 +567,7 @@ static inline struct ocq_flow *ocq_flow_of(struct ocq_engine *e,
 		key = e->flow_key(e->cq, wc);
 	else
 		key = wc->qp ? wc->qp->qp_num : 0;
-	return &e->flows[hash_32(key, e->flow_bits)];
-}
-
-/* Whether domain @d dispatched all it was handed; if so, it is idle. */
-static bool ocq_domain_idle(struct ocq_engine *e, unsigned int d)
-{
-	/* pairs with smp_store_release() in ocq_flow_drain() */
-	if (e->fqueues[d].pushed != smp_load_acquire(&e->units[1 + d].popped))
-		return false;
-	e->maybe_busy &= ~BIT_ULL(d);
-	return true;
-}
-
-/* A domain known idle, or found idle among those last seen busy; or -1. */
-static int ocq_idle_domain(struct ocq_engine *e)
-{
-	u64 idle = ~e->maybe_busy & e->domain_mask, maybe;
-
-	for (maybe = e->maybe_busy; !idle && maybe; maybe &= maybe - 1)
-		if (ocq_domain_idle(e, __ffs64(maybe)))
-			idle = ~e->maybe_busy & e->domain_mask;
-	return idle ? __ffs64(idle) : -1;
-}
-
-/*
- * The domain of flow @f, DPDK eventdev's atomic scheduling: the one that
- * has its completions while it has any (the flow's order); once it has
- * none, its last one if that is idle, else any idle domain, so that a flow
- * waits behind another's backlog only when every domain is busy (then it
- * stays where it was).  Only the CQ run places flows: a flow moves only
- * after its domain dispatched all of it, so its next done() comes after the
- * last one's return, which the acquire of @popped orders.
- */
-static unsigned int ocq_flow_place(struct ocq_engine *e, struct ocq_flow *f)
-{
-	unsigned int d = f->domain;
-	int idle;
-
-	/* pairs with smp_store_release() in ocq_flow_drain() */
-	if ((s32)(smp_load_acquire(&e->units[1 + d].popped) - f->last) < 0)
-		return d;
-	if (!(e->maybe_busy & BIT_ULL(d)) || ocq_domain_idle(e, d))
-		return d;
-	idle = ocq_idle_domain(e);
-	if (idle >= 0)
-		f->domain = idle;
-	return f->domain;
+	return 1 + reciprocal_scale(hash_32(key, 32), e->nr_domains);
 }
 
 /*
@@ -677,10 +633,9 @@ static bool ocq_flow_barrier(struct ocq_engine *e, struct ib_wc *wc)
  */
 static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 {
-	struct ocq_flow *f = ocq_flow_of(e, wc);
-	struct ocq_fqueue *q;
+	unsigned int d = ocq_flow_of(e, wc) - 1;
+	struct ocq_fqueue *q = &e->fqueues[d];
 	struct ocq_fslot *slot;
-	unsigned int d;
 	u32 idx;
 
 	if (!ocq_pool_has_room(e, 0)) {
@@ -690,8 +645,6 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 			return false;
 		}
 	}
-	d = ocq_flow_place(e, f);
-	q = &e->fqueues[d];
 	idx = e->pool;
 	slot = &e->fslots[idx];
 	e->pool = slot->next;
@@ -701,7 +654,6 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
 	smp_store_release(&e->fslots[q->tail].next, idx);
 	q->tail = idx;
 	q->pushed++;
-	f->last = q->pushed;
 	e->maybe_busy |= BIT_ULL(d);
 	*touched |= BIT_ULL(d);
 	return true;
@@ -719,21 +671,21 @@ static bool ocq_flow_route(struct ocq_engine *e, struct ib_wc *wc, u64 *touched)
  */
 static bool ocq_flow_inline(struct ocq_engine *e)
 {
-	struct ocq_flow *flow = NULL, *f;
-	unsigned int i;
+	unsigned int i, unit = 0;
 
 	if (e->wc_cnt - e->wc_pos > IB_OCQ_HOL_DONES || ocq_domains_busy(e))
 		return false;
 	for (i = e->wc_pos; i < e->wc_cnt; i++) {
 		const struct ib_wc *wc = &e->wcs[i];
+		unsigned int d;
 
 		/* ocq_flow_barrier() would dispatch it here: domains are idle */
 		if (e->flow_key && ocq_wc_unposted(wc))
 			continue;
-		f = ocq_flow_of(e, wc);
-		if (flow && f != flow)
+		d = ocq_flow_of(e, wc);
+		if (unit && d != unit)
 			return false;
-		flow = f;
+		unit = d;
 	}
 	return true;
 }
@@ -1832,17 +1784,10 @@ static int ocq_alloc_flow(struct ocq_engine *e, u32 ring)
 {
 	u32 i, n = ring + e->nr_domains;
 
-	e->flow_bits = order_base_2(e->nr_domains * OCQ_FLOWS_PER_DOMAIN);
 	e->fslots = ocq_alloc(e, n, sizeof(*e->fslots));
 	e->fqueues = ocq_alloc(e, e->nr_domains, sizeof(*e->fqueues));
-	e->flows = ocq_alloc(e, BIT(e->flow_bits), sizeof(*e->flows));
-	if (!e->fslots || !e->fqueues || !e->flows)
+	if (!e->fslots || !e->fqueues)
 		return -ENOMEM;
-	e->domain_mask = e->nr_domains == 64 ? ~0ULL :
-					       BIT_ULL(e->nr_domains) - 1;
-	/* until first placed: the entry's share of the domains, spread */
-	for (i = 0; i < BIT(e->flow_bits); i++)
-		e->flows[i].domain = i % e->nr_domains;
 	for (i = 0; i < e->nr_domains; i++) {
 		e->fslots[i].next = OCQ_NIL;
 		e->fqueues[i].tail = i;
@@ -1872,6 +1817,35 @@ static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+/*
+ * The slots between the CQ run and the domains or workers: the CQ's size,
+ * rounded down to a power of two.  Providers round a CQ up (rxe and mlx5 to
+ * 2^k - 1 entries), so its size is between what the ULP asked for and
+ * twice that; rounding down keeps the ring within what the ULP asked for.
+ * The ring only buffers: when it is full the CQ run waits for room and the
+ * CQ holds the rest.
+ */
+static u32 ocq_ring_size(const struct ib_cq *cq)
+{
+	return rounddown_pow_of_two(
+		clamp_t(u32, cq->cqe, OCQ_RING_MIN, OCQ_RING_MAX));
+}
+
+/*
+ * Ordering domains or workers by default: one per CPU, and no more than
+ * the ring holds batches (OCQ_BATCH entries each); a domain beyond that
+ * adds memory and nothing to run in parallel.
+ */
+static unsigned int ocq_default_domains(const struct ib_cq *cq,
+					unsigned int nr_cpus)
+{
+	unsigned int most = ocq_ring_size(cq) / OCQ_BATCH;
+
+	if (most > OCQ_MAX_DOMAINS)
+		most = OCQ_MAX_DOMAINS;
+	return clamp_t(unsigned int, nr_cpus, 1, most);
 }
 
 /**
@@ -1907,9 +1881,7 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 						  attr->policy;
 	e->flags = attr->flags;
 	e->budget = attr->budget ?: OCQ_DEFAULT_BUDGET;
-	e->nr_domains =
-		attr->nr_domains ?:
-			clamp_t(unsigned int, nr_cpus, 1, OCQ_MAX_DOMAINS);
+	e->nr_domains = attr->nr_domains ?: ocq_default_domains(cq, nr_cpus);
 	e->flow_key = attr->flow_key;
 	e->process = attr->process;
 	if (attr->defer_usecs) {
@@ -1931,8 +1903,7 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		e->nr_units += e->nr_domains;
 	else if (e->mode == IB_OCQ_PARALLEL)
 		e->nr_units += e->nr_domains + 1;
-	ring = clamp_t(u32, cq->cqe, OCQ_RING_MIN, OCQ_RING_MAX);
-	ring = roundup_pow_of_two(ring);
+	ring = ocq_ring_size(cq);
 	e->ring_mask = ring - 1;
 	atomic_long_set(&e->events, 0);
 	atomic_long_set(&e->pauses, 0);
@@ -1959,12 +1930,10 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
  */
 void ocq_engine_destroy(struct ocq_engine *e)
 {
-	ocq_free(e, e->flows);
 	ocq_free(e, e->fqueues);
 	ocq_free(e, e->fslots);
 	ocq_free(e, e->slots);
 	ocq_free(e, e->units);
-	e->flows = NULL;
 	e->fqueues = NULL;
 	e->fslots = NULL;
 	e->units = NULL;

@@ -76,9 +76,6 @@
  */
 #define OCQ_RING_MIN 64
 #define OCQ_RING_MAX 4096
-/* %IB_OCQ_FLOW: entries of the flow table per domain (flows sharing one
- * entry are placed together) */
-#define OCQ_FLOWS_PER_DOMAIN 4
 /* no slot: the end of a flow queue or of a free list of the pool */
 #define OCQ_NIL (~0U)
 
@@ -194,17 +191,6 @@ struct ocq_fslot {
 };
 
 /**
- * struct ocq_flow - where a flow goes (the CQ run's: C)
- * @domain: the domain it was placed in last
- * @last: that domain's &ocq_fqueue.pushed after its last completion: while
- *	the domain's &ocq_unit.popped is below, the flow has completions there
- */
-struct ocq_flow {
-	u32 domain;
-	u32 last;
-};
-
-/**
  * struct ocq_fqueue - the CQ run's end of a flow domain's queue
  * @tail: the last slot it linked (C)
  * @pushed: completions it handed to the domain (C)
@@ -248,9 +234,6 @@ struct ocq_slot {
  * @fslots: %IB_OCQ_FLOW: the pool of the domains' queues, a CQ's worth
  *	and a stub per domain (I)
  * @fqueues: %IB_OCQ_FLOW: the CQ run's end of each domain's queue (I)
- * @flows: %IB_OCQ_FLOW: the flow table, where each flow goes (I)
- * @flow_bits: log2 of the entries of @flows (I)
- * @domain_mask: a bit per flow domain (I)
  * @pauses: pauses, requested and postponed arms (A)
  * @cq_errors: asynchronous CQ errors (A)
  * @events: completion handler calls (A, written from any CPU: on a line
@@ -334,9 +317,6 @@ struct ocq_engine {
 	struct ocq_slot *slots;
 	struct ocq_fslot *fslots;
 	struct ocq_fqueue *fqueues;
-	struct ocq_flow *flows;
-	unsigned int flow_bits;
-	u64 domain_mask;
 	atomic_long_t pauses;
 	atomic_long_t cq_errors;
 

@@ -8,10 +8,9 @@ static inline unsigned long roundup_pow_of_two(unsigned long n)
 	return n <= 1 ? 1 : 1UL << (64 - __builtin_clzl(n - 1));
 }
 
-/* the kernel's order_base_2(): log2 of @n rounded up */
-static inline int order_base_2(unsigned long n)
+static inline unsigned long rounddown_pow_of_two(unsigned long n)
 {
-	return n <= 1 ? 0 : 64 - __builtin_clzl(n - 1);
+	return 1UL << (63 - __builtin_clzl(n));
 }
 
 #endif /* _LINUX_LOG2_H */
