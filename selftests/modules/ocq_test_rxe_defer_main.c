@@ -669,6 +669,25 @@ static bool rdf_flush(struct rdf_run *r)
 	return true;
 }
 
+/*
+ * The OCQ's statistics once the stream is done.  A run counts the
+ * completions of a batch after the batch's done() calls returned, so the
+ * last done() may be seen before its count: read again, for up to a
+ * second, until every completion of the stream is counted.
+ */
+static void rdf_read_stats(struct rdf_run *r)
+{
+	u64 want = 2ULL * r->total * r->nr_pairs;
+	unsigned long end = jiffies + HZ;
+
+	for (;;) {
+		ib_ocq_get_stats(r->ocq, &r->stats);
+		if (r->stats.completions >= want || time_after(jiffies, end))
+			return;
+		msleep(10);
+	}
+}
+
 /* What a run's KTAP lines say; false if nothing may be freed. */
 static bool rdf_verdicts(struct rdf_run *r, struct rdf_ktap *k, bool streamed,
 			 bool settled)
@@ -733,7 +752,7 @@ static bool rdf_run_one(struct rdf_run *r, struct rdf_ktap *k)
 		pr_info("# %s: posting failed: %d\n", r->name, ret);
 	else
 		streamed = rdf_wait_stream(r);
-	ib_ocq_get_stats(r->ocq, &r->stats);
+	rdf_read_stats(r);
 	settled = rdf_flush(r);
 	if (!rdf_verdicts(r, k, streamed, settled)) {
 		pr_info("# %s: flushed completions missing after %d s: leaking the QPs, the OCQ and this module\n",

@@ -335,6 +335,29 @@ static void ib_ocq_comp_handler(struct ib_cq *cq, void *cq_context);
 static void ib_ocq_direct_handler(struct ib_cq *cq, void *cq_context);
 
 /*
+ * The OCQ of a CQ known to be ocq's, of a poll context other than
+ * IB_POLL_DIRECT: what its own handlers use.  They are ocq's by
+ * construction, also when a ULP chains to them from a comp_handler of its
+ * own, which ib_ocq_of() would not recognise.
+ */
+static struct ib_ocq *ib_ocq_of_engine(struct ib_cq *cq)
+{
+	/* pairs with smp_store_release() in ib_ocq_publish() */
+	struct ib_wc *wcs = smp_load_acquire(&cq->wc);
+
+	return wcs ? container_of(wcs, struct ib_ocq, engine.wcs[0]) : NULL;
+}
+
+/* The same for an IB_POLL_DIRECT one. */
+static struct ib_ocq *ib_ocq_of_direct(struct ib_cq *cq)
+{
+	/* pairs with smp_store_release() in ib_ocq_publish() */
+	struct ib_wc *wcs = smp_load_acquire(&cq->wc);
+
+	return wcs ? container_of(wcs, struct ib_ocq, direct.wcs[0]) : NULL;
+}
+
+/*
  * The OCQ of one of its CQs, found without a lookup.  ib_core's cq->wc is
  * the array a CQ's poll context polls into, which ib_core's own handlers
  * use and only ib_cq's allocation and ib_free_cq() touch otherwise (the
@@ -348,15 +371,10 @@ static void ib_ocq_direct_handler(struct ib_cq *cq, void *cq_context);
  */
 static struct ib_ocq *ib_ocq_of(struct ib_cq *cq)
 {
-	/* pairs with smp_store_release() in ib_ocq_publish() */
-	struct ib_wc *wcs = smp_load_acquire(&cq->wc);
-
-	if (!wcs)
-		return NULL;
 	if (cq->comp_handler == ib_ocq_comp_handler)
-		return container_of(wcs, struct ib_ocq, engine.wcs[0]);
+		return ib_ocq_of_engine(cq);
 	if (cq->comp_handler == ib_ocq_direct_handler)
-		return container_of(wcs, struct ib_ocq, direct.wcs[0]);
+		return ib_ocq_of_direct(cq);
 	return NULL;
 }
 
@@ -372,15 +390,13 @@ static void ib_ocq_comp_handler(struct ib_cq *cq, void *cq_context)
 	 * found the OCQ returns before the provider's destroy of the CQ
 	 * does, which is what teardown waits for (ib_ocq_destroy()).
 	 */
-	ocq = ib_ocq_of(cq);
+	ocq = ib_ocq_of_engine(cq);
 	if (ocq)
 		ocq_engine_event(&ocq->engine);
 }
 
-static void ib_ocq_event_handler(struct ib_event *event, void *cq_context)
+static void ib_ocq_cq_error(struct ib_ocq *ocq, struct ib_event *event)
 {
-	struct ib_ocq *ocq = ib_ocq_of(event->element.cq);
-
 	if (!ocq)
 		return;
 	if (ocq->poll_ctx == IB_POLL_DIRECT)
@@ -389,6 +405,17 @@ static void ib_ocq_event_handler(struct ib_event *event, void *cq_context)
 		ocq_engine_cq_error(&ocq->engine);
 	pr_err_ratelimited("ib_ocq: ocq%u: %s on its CQ\n", ocq->id,
 			   ib_event_msg(event->event));
+}
+
+static void ib_ocq_event_handler(struct ib_event *event, void *cq_context)
+{
+	ib_ocq_cq_error(ib_ocq_of_engine(event->element.cq), event);
+}
+
+static void ib_ocq_direct_event_handler(struct ib_event *event,
+					void *cq_context)
+{
+	ib_ocq_cq_error(ib_ocq_of_direct(event->element.cq), event);
 }
 
 static void ib_ocq_watchdog(struct work_struct *work)
@@ -769,8 +796,10 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 					 poll_ctx == IB_POLL_DIRECT ?
 						 ib_ocq_direct_handler :
 						 ib_ocq_comp_handler,
-					 ib_ocq_event_handler, private,
-					 &cq_attr, caller);
+					 poll_ctx == IB_POLL_DIRECT ?
+						 ib_ocq_direct_event_handler :
+						 ib_ocq_event_handler,
+					 private, &cq_attr, caller);
 	if (IS_ERR(ocq->cq)) {
 		ret = PTR_ERR(ocq->cq);
 		goto out_free_ocq;
@@ -1006,7 +1035,8 @@ int ib_ocq_vector_users(struct ib_device *dev, int comp_vector)
  *
  * Context: any context; @cq must stay allocated meanwhile.
  * Return: the ordered CQ, or NULL if ocq did not allocate @cq (or is
- * freeing it).  No lookup: a few loads from @cq.
+ * freeing it, or @cq's comp_handler is no longer ocq's).  No lookup: a few
+ * loads from @cq.
  */
 struct ib_ocq *ib_cq_to_ocq(struct ib_cq *cq)
 {
