@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * pool_bench.c - QPs that share pooled CQs, one of them slow: make bench's
- * rxe_pool scenario and the ocq_pool_hol test.  Built twice, as
+ * rxe_pool scenario and its stream mode.  Built twice, as
  * ocq_bench_pool_upstream (ib_core's ib_cq_pool_get()) and as
  * ocq_bench_pool_ocq (the same file after <rdma/ib_ocq_dropin.h>, which
  * turns the pool calls into ocq's); each main file defines PB_BACKEND
@@ -30,7 +30,7 @@
  *   window, from at most PB_SAMPLES completions per group (dropped: those
  *   not kept).
  *
- * - @msgs > 0 (ocq_pool_hol): every pair streams @msgs messages, started
+ * - @msgs > 0 (the stream mode): every pair streams @msgs messages, started
  *   together, and notes when its last receive done() ran.  With @credits
  *   the receiver keeps @depth receives posted, reposting each in its
  *   done(), and the sender posts only against a posted receive (never more
@@ -64,7 +64,7 @@
  *   pooled CQ of the slow receiver's counters (ocq's build only).
  *
  * Init fails the load if the measurement could not be made; it judges no
- * figure (make bench and ocq_pool_hol.sh do).  Afterwards the streams
+ * figure (make bench does).  Afterwards the streams
  * stop, the QPs are drained and destroyed and their room is put back.
  */
 #include <linux/atomic.h>
@@ -821,7 +821,7 @@ static bool pb_streamed(void)
 	return true;
 }
 
-/* ocq_pool_hol: every pair streams @msgs messages; when did each finish? */
+/* The stream mode: every pair streams @msgs messages; when did each finish? */
 static int pb_measure_stream(void)
 {
 	unsigned int t, errors = 0;
