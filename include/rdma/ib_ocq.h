@@ -128,7 +128,9 @@ enum ib_ocq_mode {
  * @budget: completions one run may dispatch before it yields its worker;
  *	0 for the default
  * @nr_domains: %IB_OCQ_FLOW: number of flow domains; %IB_OCQ_PARALLEL:
- *	number of process workers; 0 for the number of online CPUs
+ *	number of process workers; 0 for the number of online CPUs, at most
+ *	one per 16 entries of the CQ (its size rounded down to a power of
+ *	two, at least 64) and at most 64
  * @watchdog_ms: poll after this long without an event (safety net for
  *	providers that lose events); 0 disables it
  * @pause_ms: the longest an ib_ocq_pause() or a postponed arm lasts: after
