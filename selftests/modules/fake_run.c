@@ -133,10 +133,17 @@ void fake_deliver(struct fake_run *r, struct fake_req *req)
 	if (fake_params.poll_ctx && r->ocq && !fake_in_promised_ctx(r))
 		fake_violation(r, FAKE_V_CONTEXT, "done() in the wrong context",
 			       req);
-	if (r->ocq && fake_inside_nested())
+	if (r->ocq && fake_inside_nested()) {
+		/* the first one's stack says which call it was nested in */
+		if (!atomic_read(&r->reports[FAKE_V_CONTEXT]))
+			pr_info("# %s: preempt_count %#x; the stack of the nested done():\n",
+				r->name, preempt_count());
+		if (!atomic_read(&r->reports[FAKE_V_CONTEXT]))
+			dump_stack();
 		fake_violation(r, FAKE_V_CONTEXT,
 			       "done() inside a handler or a task's resume",
 			       req);
+	}
 	if (READ_ONCE(r->freed))
 		fake_violation(r, FAKE_V_AFTER_FREE, "done() after free", req);
 	state = atomic_xchg(&req->state, FAKE_FREE);
