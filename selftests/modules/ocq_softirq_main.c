@@ -637,8 +637,9 @@ static int share_alloc(struct share *sh, struct fake_dev *fdev)
  * counts IRQ_POLL softirq rounds on the CPU (/proc/softirqs' IRQ_POLL:
  * kstat_softirqs_cpu()): phase A, the upstream CQ's load alone; phase B,
  * the same load beside the busy OCQ; the rounds B adds over A, per run of
- * the OCQ, must stay under %SH_MAX_ROUNDS_PCT hundredths (see there).  Counts, not times; the median of %SH_REPS alternations.  The
- * upstream done() calls that ran in ksoftirqd are printed beside it: how
+ * the OCQ, must stay under %SH_MAX_ROUNDS_PCT hundredths (see there).
+ * Counts, not times; the median of %SH_REPS alternations.  The upstream
+ * done() calls that ran in ksoftirqd are printed beside it: how
  * many depends on the kernel (6.1 lets ksoftirqd take every softirq while
  * it runs, 6.12 does not; PREEMPT_RT runs them in threads always).
  */

@@ -684,7 +684,7 @@ static void rdf_read_stats(struct rdf_run *r)
 		ib_ocq_get_stats(r->ocq, &r->stats);
 		if (r->stats.completions >= want || time_after(jiffies, end))
 			return;
-		msleep(10);
+		msleep(20);
 	}
 }
 

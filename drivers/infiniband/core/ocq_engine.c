@@ -503,10 +503,10 @@ static bool ocq_domains_busy(struct ocq_engine *e)
 		return e->produced != smp_load_acquire(&e->committed);
 	for (maybe = e->maybe_busy; maybe; maybe &= maybe - 1) {
 		unsigned int d = __ffs64(maybe);
-
 		/* pairs with smp_store_release() in ocq_flow_drain() */
-		if (e->fqueues[d].pushed !=
-		    smp_load_acquire(&e->units[1 + d].popped))
+		u32 popped = smp_load_acquire(&e->units[1 + d].popped);
+
+		if (e->fqueues[d].pushed != popped)
 			return true;
 		e->maybe_busy &= ~BIT_ULL(d);
 	}
@@ -1829,8 +1829,9 @@ static int ocq_alloc_units(struct ocq_engine *e, u32 ring)
  */
 static u32 ocq_ring_size(const struct ib_cq *cq)
 {
-	return rounddown_pow_of_two(
-		clamp_t(u32, cq->cqe, OCQ_RING_MIN, OCQ_RING_MAX));
+	u32 n = clamp_t(u32, cq->cqe, OCQ_RING_MIN, OCQ_RING_MAX);
+
+	return rounddown_pow_of_two(n);
 }
 
 /*
