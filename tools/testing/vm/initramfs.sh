@@ -66,8 +66,12 @@ done
 # After every boot module: a dependency shared with one of them is loaded at boot.
 mkdir -p "$S/lib/modules/deps"
 for m in $(conf kmod); do
-	deps=$(modprobe -d "$ROOT" -S "$KVER" --show-depends "$m" 2>&1) ||
-		die "module $m: $deps"
+	# a kernel built without it (a debug kernel's minimal config): the tests
+	# that load it fail at their kmod_load, the others run
+	if ! deps=$(modprobe -d "$ROOT" -S "$KVER" --show-depends "$m" 2>&1); then
+		echo "initramfs: kmod $m is not a module of $KVER: the tests that load it will fail" >&2
+		continue
+	fi
 	: > "$S/lib/modules/deps/$m"
 	while read -r verb path _; do
 		[ "$verb" = insmod ] || continue
