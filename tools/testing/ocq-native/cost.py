@@ -34,14 +34,15 @@ TARGETS = [
     ("parallel", 1.25, 0.2),
 ]
 # The ceilings the engine is held to: what it spends today, with the
-# tolerance below.  A change that spends more fails make cost (and the host
+# tolerance below (the locked ones with 0.001 over the figure at N = 2^14,
+# the host tests' N, where what a run costs once weighs a little more).  A change that spends more fails make cost (and the host
 # tests); one that spends less lowers them.
 CEILINGS = [
     ("strict", 1.331, 0.0),
-    ("flow-1", 4.01, 0.083),
-    ("flow-4", 4.07, 0.101),
-    ("flow-64", 4.11, 0.110),
-    ("parallel", 3.81, 0.196),
+    ("flow-1", 4.01, 0.084),
+    ("flow-4", 4.07, 0.102),
+    ("flow-64", 4.11, 0.111),
+    ("parallel", 3.81, 0.197),
 ]
 # Counts are exact and repeatable (a run that differs fails): the ratio's
 # tolerance covers what another compiler or C library moves, not noise.
