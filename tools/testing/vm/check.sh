@@ -209,9 +209,10 @@ skip_declared() {	# NAME REASON
 p_init=0 p_done=0 p_cur="" p_start=0 p_tap="" p_reason="" p_time="" p_bad="" p_boot_bad=""
 p_warns=0 p_wtrace=""
 close_segment() {
-	local r=$p_tap reason=$p_reason want=${EXPECT_WARN[$p_cur]:-}
+	local r=$p_tap reason=$p_reason want
 
 	[ -n "$p_cur" ] || return 0
+	want=${EXPECT_WARN[$p_cur]:-}
 	if [ -n "$p_bad" ]; then
 		r=fail reason="kernel: $p_bad"
 	elif [ -n "$want" ] && [ "$p_warns" != 1 ]; then
@@ -229,7 +230,10 @@ close_segment() {
 # "# kmsg: " prefix): count the declared WARNING, pass over its trace, keep the
 # first other bad line.
 kernel_line() {	# STREAM LINE
-	local want=${EXPECT_WARN[$p_cur]:-}
+	local want=""
+
+	# before a test's first line (a boot's own kernel lines) there is none
+	[ -n "$p_cur" ] && want=${EXPECT_WARN[$p_cur]:-}
 
 	if [[ " $p_wtrace " == *" $1 "* ]]; then
 		[[ $2 == *"---[ end trace"* ]] && p_wtrace=${p_wtrace//$1/}
