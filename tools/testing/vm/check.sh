@@ -11,7 +11,8 @@
 # (default 120 s); TIMEOUT_SCALE=N multiplies them (default 4 with DEBUG_KERNEL=).
 # "# nodes: 2" there, or the group selftests/fabric/, makes a test a two-node one: it
 # runs on node A of a two-node boot (fabric-boot.sh), after the single-node tests;
-# FABRIC_TESTS="pat ..." limits a run without TESTS= to those two-node tests.
+# FABRIC_TESTS="pat ..." limits a run without TESTS= to those two-node tests;
+# SKIP_TESTS="pat ..." (the same patterns) leaves out the tests it matches.
 #
 # A test may skip (exit 4) only for a reason its leading comment block declares:
 # "# skip-ok: ERE" lines, matched against its SKIP reason.  Any other skip is failed,
@@ -74,7 +75,7 @@ rm -rf "$LOGDIR" && mkdir -p "$LOGDIR/tests"
 LOGDIR=$(cd "$LOGDIR" && pwd)
 
 # ---- test selection ----
-names=() paths=() tmos=() nodes=()
+names=() paths=() tmos=() nodes=() left_out=()
 declare -A SKIP_OK EXPECT_WARN	# per test: its "# skip-ok:" EREs (one a line), "# expect-warn:"
 selected() {	# NAME GROUP
 	local p
@@ -106,6 +107,10 @@ for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
 	   ! TESTS=$FABRIC_TESTS selected "$n" "$g"; then
 		continue
 	fi
+	if [ -n "${SKIP_TESTS:-}" ] && TESTS=$SKIP_TESTS selected "$n" "$g"; then
+		left_out+=("$n")
+		continue
+	fi
 	names+=("$n") paths+=("/$f") tmos+=($((${t:-$DEFAULT_TIMEOUT} * TIMEOUT_SCALE)))
 	# the leading comment block: the lines up to the first that is no comment
 	hdr=$(sed -n '/^#/!q; p' "$TOP/$f")
@@ -114,6 +119,7 @@ for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
 	nodes+=("${nd:-1}")
 done
 [ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
+[ ${#left_out[@]} -eq 0 ] || say "left out (SKIP_TESTS): ${left_out[*]}"
 say "$KVER: ${#names[@]} test(s): ${names[*]}"
 
 # ---- how long the guest part takes, by the times of the last runs ----

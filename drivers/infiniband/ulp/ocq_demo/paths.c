@@ -264,12 +264,14 @@ static int od_cq_create_seed(struct od_cq *dcq, struct ib_device *dev,
  * busy_poll_us: poll the ordered CQ from this thread while it finds work,
  * which keeps the CQ suspended (no completion events).  Between two polls
  * that found work it waits a quarter of the suspension's delay, so that
- * each poll finds a batch (an empty poll would arm the CQ) and the timer
- * does not fire meanwhile.  Once a poll finds nothing it armed the CQ, and
- * the thread sleeps until a run's done() says that work came through an
- * event again.  -EBUSY: a run holds the CQ and dispatches; sleep as well.
- * The sleep is bounded, so that a wake-up lost to the unlocked flag costs
- * a second at most.
+ * each poll finds a batch and the timer does not fire meanwhile.  A poll
+ * that finds nothing arms the CQ (a CQ still armed is left so); the thread
+ * goes on polling for busy_poll_us, as a socket's busy poll spins for
+ * its budget, so that the next completion is more likely taken here than
+ * by an event's run; then it sleeps until a run's done() says that work
+ * came through an event again.  -EBUSY: a run holds the CQ and
+ * dispatches, which is polled as finding nothing.  The sleep is bounded,
+ * so that a wake-up lost to the unlocked flag costs a second at most.
  */
 static bool od_poll_kicked(struct od_cq *dcq)
 {
@@ -279,7 +281,8 @@ static bool od_poll_kicked(struct od_cq *dcq)
 static int od_poller(void *arg)
 {
 	struct od_cq *dcq = arg;
-	unsigned int gap = dcq->run->p.busy_poll_us / 4;
+	unsigned int us = dcq->run->p.busy_poll_us, gap = us / 4;
+	u64 spin_end = ktime_get_ns() + us * NSEC_PER_USEC;
 	int n;
 
 	while (!kthread_should_stop()) {
@@ -289,11 +292,17 @@ static int od_poller(void *arg)
 				usleep_range(gap, gap + gap / 4 + 1);
 			else
 				cond_resched();
+			spin_end = ktime_get_ns() + us * NSEC_PER_USEC;
+			continue;
+		}
+		if (ktime_get_ns() < spin_end) {
+			cond_resched();
 			continue;
 		}
 		wait_event_interruptible_timeout(dcq->poll_wait,
 						 od_poll_kicked(dcq), HZ);
 		WRITE_ONCE(dcq->poll_kick, false);
+		spin_end = ktime_get_ns() + us * NSEC_PER_USEC;
 	}
 	return 0;
 }
