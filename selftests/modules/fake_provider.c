@@ -10,6 +10,7 @@
 #include <linux/cpumask.h>
 #include <linux/delay.h>
 #include <linux/hrtimer.h>
+#include <linux/kallsyms.h>
 #include <linux/kthread.h>
 #include <linux/log2.h>
 #include <linux/module.h>
@@ -18,6 +19,8 @@
 #include <linux/slab.h>
 #include <linux/smp.h>
 #include <linux/spinlock.h>
+#include <linux/stacktrace.h>
+#include <linux/string.h>
 #include <rdma/ib_verbs.h>
 
 #include "ocq_test_compat.h"
@@ -88,6 +91,32 @@ void fake_inside_exit(int slot)
 }
 
 /*
+ * Whether the softirq running now was run at an interrupt's end (a frame of
+ * irq_exit), not by a local_bh_enable() (a frame of __local_bh_enable_ip()).
+ * Looked at only when preempt_count() cannot tell the two apart: an
+ * interrupt that lands while the task holds preemption off (a spin_lock(),
+ * try_to_wake_up()) and runs softirqs at its end shows the same count as a
+ * local_bh_enable() that runs them.
+ */
+static bool fake_softirq_at_irq_exit(void)
+{
+	unsigned long entries[32];
+	char sym[KSYM_SYMBOL_LEN];
+	bool irq_exit = false;
+	unsigned int i, n;
+
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	for (i = 0; i < n; i++) {
+		sprint_symbol_no_offset(sym, entries[i]);
+		if (strstr(sym, "local_bh_enable"))
+			return false;
+		if (strstr(sym, "irq_exit"))
+			irq_exit = true;
+	}
+	return irq_exit;
+}
+
+/*
  * Whether a done() of the task of a call that began with @in is nested in
  * that call itself, rather than in an interrupt that arrived meanwhile.
  * A call that began in an interrupt: nothing else runs in that context
@@ -97,16 +126,18 @@ void fake_inside_exit(int slot)
  * interrupted, and the interrupt's end runs pending softirqs on top of it;
  * a local_bh_enable() inside the call that runs them keeps preemption
  * disabled once more while they run (__local_bh_enable_ip()), which the
- * interrupt's end does not.  (The handler's own path holds no preemption
- * count while interrupts are on: PREEMPT_RCU, as on Debian's and the
- * debug kernel.)
+ * interrupt's end does not, unless the task held preemption off when the
+ * interrupt came: then the stack tells (fake_softirq_at_irq_exit()).  (The
+ * handler's own path holds no preemption count while interrupts are on:
+ * PREEMPT_RCU, as on Debian's and the debug kernel.)
  */
 static bool fake_inside_inline(const struct fake_inside *in)
 {
 	if (READ_ONCE(in->irq) || IS_ENABLED(CONFIG_PREEMPT_RT))
 		return true;
 	return (preempt_count() & PREEMPT_MASK) >
-	       (READ_ONCE(in->pc) & PREEMPT_MASK);
+		       (READ_ONCE(in->pc) & PREEMPT_MASK) &&
+	       !fake_softirq_at_irq_exit();
 }
 
 /**
