@@ -92,28 +92,35 @@ void fake_inside_exit(int slot)
 
 /*
  * Whether the softirq running now was run at an interrupt's end (a frame of
- * irq_exit), not by a local_bh_enable() (a frame of __local_bh_enable_ip()).
- * Looked at only when preempt_count() cannot tell the two apart: an
- * interrupt that lands while the task holds preemption off (a spin_lock(),
- * try_to_wake_up()) and runs softirqs at its end shows the same count as a
- * local_bh_enable() that runs them.
+ * irq_exit_rcu()), not by a local_bh_enable() (a frame of
+ * __local_bh_enable_ip()): the innermost of the two frames decides; a stack
+ * with neither is not an interrupt's.  Looked at only when preempt_count()
+ * cannot tell the two apart: an interrupt that lands while the task holds
+ * preemption off (a spin_lock(), try_to_wake_up()) and runs softirqs at its
+ * end shows the same count as a local_bh_enable() that runs them.  Not
+ * inlined, and its own frame skipped: its name is no other function's.
  */
-static bool fake_softirq_at_irq_exit(void)
+static noinline bool fake_softirq_at_irq_exit(void)
 {
-	unsigned long entries[32];
+	static const char *const irq_exit[] = {
+		"irq_exit_rcu",
+		"__irq_exit_rcu",
+		"irq_exit",
+	};
+	unsigned long entries[64];
 	char sym[KSYM_SYMBOL_LEN];
-	bool irq_exit = false;
-	unsigned int i, n;
+	unsigned int i, j, n;
 
-	n = stack_trace_save(entries, ARRAY_SIZE(entries), 0);
+	n = stack_trace_save(entries, ARRAY_SIZE(entries), 1);
 	for (i = 0; i < n; i++) {
 		sprint_symbol_no_offset(sym, entries[i]);
-		if (strstr(sym, "local_bh_enable"))
+		if (!strcmp(sym, "__local_bh_enable_ip"))
 			return false;
-		if (strstr(sym, "irq_exit"))
-			irq_exit = true;
+		for (j = 0; j < ARRAY_SIZE(irq_exit); j++)
+			if (!strcmp(sym, irq_exit[j]))
+				return true;
 	}
-	return irq_exit;
+	return false;
 }
 
 /*

@@ -118,7 +118,8 @@ for f in $(cd "$TOP" && ls selftests/*/*.sh 2>/dev/null | LC_ALL=C sort); do
 	EXPECT_WARN[$n]=$(sed -n 's/^# *expect-warn: *//p' <<< "$hdr" | head -1)
 	nodes+=("${nd:-1}")
 done
-[ ${#names[@]} -gt 0 ] || fatal "no test matches TESTS='$TESTS'"
+[ ${#names[@]} -gt 0 ] ||
+	fatal "no test matches TESTS='$TESTS'${SKIP_TESTS:+ less SKIP_TESTS='$SKIP_TESTS'}"
 [ ${#left_out[@]} -eq 0 ] || say "left out (SKIP_TESTS): ${left_out[*]}"
 say "$KVER: ${#names[@]} test(s): ${names[*]}"
 

@@ -29,6 +29,8 @@
 #define OD_LOOP_BUDGET 1024
 /* busy_poll_us: completions per ib_ocq_busy_poll() call */
 #define OD_BUSY_BUDGET 64
+/* busy_poll_us: how long a poll that found nothing is followed by more */
+#define OD_BUSY_SPIN_US 50U
 
 static struct workqueue_struct *od_loop_wq;
 
@@ -266,12 +268,14 @@ static int od_cq_create_seed(struct od_cq *dcq, struct ib_device *dev,
  * that found work it waits a quarter of the suspension's delay, so that
  * each poll finds a batch and the timer does not fire meanwhile.  A poll
  * that finds nothing arms the CQ (a CQ still armed is left so); the thread
- * goes on polling for busy_poll_us, as a socket's busy poll spins for
- * its budget, so that the next completion is more likely taken here than
- * by an event's run; then it sleeps until a run's done() says that work
- * came through an event again.  -EBUSY: a run holds the CQ and
- * dispatches, which is polled as finding nothing.  The sleep is bounded,
- * so that a wake-up lost to the unlocked flag costs a second at most.
+ * polls on for OD_BUSY_SPIN_US at most (busy_poll_us if shorter), as a
+ * socket's busy poll spins for its budget, so that the next completion is
+ * more likely taken here than by an event's run; then it sleeps until a
+ * run's done() says that work came through an event again.  -EBUSY (a run
+ * holds the CQ and dispatches, and its done() kicks this thread) and
+ * -EAGAIN (paused) end the spin at once.  The sleep is bounded, so that a
+ * wake-up lost to the unlocked flag costs a second at most; a wake-up that
+ * was no kick polls once, without a spin.
  */
 static bool od_poll_kicked(struct od_cq *dcq)
 {
@@ -282,7 +286,9 @@ static int od_poller(void *arg)
 {
 	struct od_cq *dcq = arg;
 	unsigned int us = dcq->run->p.busy_poll_us, gap = us / 4;
-	u64 spin_end = ktime_get_ns() + us * NSEC_PER_USEC;
+	u64 spin = min(us, OD_BUSY_SPIN_US) * NSEC_PER_USEC;
+	u64 spin_end = ktime_get_ns() + spin;
+	bool kicked;
 	int n;
 
 	while (!kthread_should_stop()) {
@@ -292,17 +298,18 @@ static int od_poller(void *arg)
 				usleep_range(gap, gap + gap / 4 + 1);
 			else
 				cond_resched();
-			spin_end = ktime_get_ns() + us * NSEC_PER_USEC;
+			spin_end = ktime_get_ns() + spin;
 			continue;
 		}
-		if (ktime_get_ns() < spin_end) {
+		if (!n && ktime_get_ns() < spin_end) {
+			cpu_relax();
 			cond_resched();
 			continue;
 		}
-		wait_event_interruptible_timeout(dcq->poll_wait,
-						 od_poll_kicked(dcq), HZ);
+		kicked = wait_event_interruptible_timeout(
+				 dcq->poll_wait, od_poll_kicked(dcq), HZ) > 0;
 		WRITE_ONCE(dcq->poll_kick, false);
-		spin_end = ktime_get_ns() + us * NSEC_PER_USEC;
+		spin_end = kicked ? ktime_get_ns() + spin : 0;
 	}
 	return 0;
 }
