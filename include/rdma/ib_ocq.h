@@ -206,7 +206,8 @@ struct ib_ocq_attr {
  * @runs: processing runs of the CQ
  * @empty_runs: runs that found the CQ empty
  * @polls: ib_poll_cq() calls
- * @completions: done() calls
+ * @completions: done() calls, counted as a run's batch ends: a read while
+ *	a run is under way may lag the done() calls it made
  * @arms: ib_req_notify_cq() calls
  * @repolls: polls repeated because arming could not be confirmed
  * @yields: runs that reached their budget and requeued themselves, or, on

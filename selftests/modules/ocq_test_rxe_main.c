@@ -1416,6 +1416,24 @@ static bool rt_tuning_ok(struct rt_ctx *ctx, const struct ib_ocq_stats *s)
 	return ok;
 }
 
+/*
+ * The OCQ's counters once its runs are done: @completions is counted as a
+ * run's batch ends, so the last drain's done() may return before the run
+ * that called it counts it.  Wait for @expect, a second at most.
+ */
+static void rt_get_stats_settled(struct rt_ctx *ctx, struct ib_ocq_stats *s,
+				 u64 expect)
+{
+	unsigned long end = jiffies + HZ;
+
+	for (;;) {
+		ib_ocq_get_stats(ctx->ocq, s);
+		if (s->completions >= expect || time_after(jiffies, end))
+			return;
+		usleep_range(1000, 2000);
+	}
+}
+
 /* The OCQ's own count: done() calls we saw, plus 4 drain markers per pair. */
 static bool rt_stats_ok(struct rt_ctx *ctx, const struct rt_sum *sum)
 {
@@ -1426,19 +1444,19 @@ static bool rt_stats_ok(struct rt_ctx *ctx, const struct rt_sum *sum)
 
 	if (ctx->poll.cq)
 		return rt_poll_ok(ctx);
-	ib_ocq_get_stats(ctx->ocq, &s);
-	rt_print_stats(ctx, &s);
 	/*
 	 * direct: the drain's polls, with ib_core's ib_process_cq_direct(),
 	 * dispatch the drain markers and what came before them uncounted
 	 */
-	if (ctx->poll_ctx == IB_POLL_DIRECT) {
+	if (ctx->poll_ctx == IB_POLL_DIRECT)
+		expect -= atomic_read(&ctx->drain_dispatched) +
+			  4 * ctx->sc->nr_pairs;
+	rt_get_stats_settled(ctx, &s, expect);
+	rt_print_stats(ctx, &s);
+	if (ctx->poll_ctx == IB_POLL_DIRECT)
 		pr_info("# %s: direct: %d done() calls of the drain's polls, %llu contended calls\n",
 			ctx->sc->name, atomic_read(&ctx->drain_dispatched),
 			s.contended);
-		expect -= atomic_read(&ctx->drain_dispatched) +
-			  4 * ctx->sc->nr_pairs;
-	}
 	ok = s.completions == expect && !s.cq_errors && rt_tuning_ok(ctx, &s);
 	/* drain_paused: the drains waited for the lease, nothing else */
 	if (rt_lease_action(ctx->sc)) {
