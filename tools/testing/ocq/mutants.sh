@@ -102,7 +102,7 @@ fi
 
 # run mutant $1: prints its result line into $work/$1/result
 run_mutant() {
-	local m=$1 d=$work/$1 c count out f expect=
+	local m=$1 d=$work/$1 c count out f expect= stop
 	local src=$d/engine
 	mkdir -p "$src" "$d/obj"
 	cp -p "$engine/ocq_engine.c" "$engine/ocq_engine.h" "$src/"
@@ -129,9 +129,12 @@ run_mutant() {
 		return
 	fi
 	[ -f "$d/expect" ] && expect=$(cat "$d/expect")
+	# any failure kills a mutant without "expect": the first one ends its run
+	stop=--first-fail
+	[ -n "$expect" ] && stop=
 	# the cases named first, then every case
 	for c in $(cat "$d/cases") ''; do
-		out=$("$d/obj/ocq_sim" --budget "$budget" ${c:+--case "$c"} 2>&1)
+		out=$("$d/obj/ocq_sim" --budget "$budget" $stop ${c:+--case "$c"} 2>&1)
 		while IFS= read -r f; do
 			# a failing case: "NAME  FAIL ..." then "    property: ..."
 			if [ -z "$expect" ] || [ "${f#    "$expect":}" != "$f" ]; then
