@@ -282,13 +282,23 @@ static bool od_poll_kicked(struct od_cq *dcq)
 	return READ_ONCE(dcq->poll_kick) || kthread_should_stop();
 }
 
+/* Sleep until a run's done() kicks the poller, a second at most. */
+static bool od_poll_wait(struct od_cq *dcq)
+{
+	long left;
+
+	left = wait_event_interruptible_timeout(dcq->poll_wait,
+						od_poll_kicked(dcq), HZ);
+	WRITE_ONCE(dcq->poll_kick, false);
+	return left > 0;
+}
+
 static int od_poller(void *arg)
 {
 	struct od_cq *dcq = arg;
 	unsigned int us = dcq->run->p.busy_poll_us, gap = us / 4;
 	u64 spin = min(us, OD_BUSY_SPIN_US) * NSEC_PER_USEC;
 	u64 spin_end = ktime_get_ns() + spin;
-	bool kicked;
 	int n;
 
 	while (!kthread_should_stop()) {
@@ -306,10 +316,7 @@ static int od_poller(void *arg)
 			cond_resched();
 			continue;
 		}
-		kicked = wait_event_interruptible_timeout(
-				 dcq->poll_wait, od_poll_kicked(dcq), HZ) > 0;
-		WRITE_ONCE(dcq->poll_kick, false);
-		spin_end = kicked ? ktime_get_ns() + spin : 0;
+		spin_end = od_poll_wait(dcq) ? ktime_get_ns() + spin : 0;
 	}
 	return 0;
 }
