@@ -21,12 +21,19 @@
  *	raise an event at once when armed with unpolled entries.
  * @IB_ARM_DOUBLE_POLL: arm with %IB_CQ_NEXT_COMP, then poll once more; for
  *	providers where %IB_CQ_REPORT_MISSED_EVENTS is costly.
+ * @IB_ARM_SOLICITED: not a policy: OR'ed into one of the above, the arm
+ *	asks for %IB_CQ_SOLICITED instead of %IB_CQ_NEXT_COMP.  The handler
+ *	then runs for the next solicited completion (and, on the providers
+ *	that follow the IBA, the next unsuccessful one); completions before
+ *	it wait in the CQ until it comes.  Documentation/api.rst, "Arming
+ *	solicited-only", says what each provider model promises.
  */
 enum ib_arm_policy {
 	IB_ARM_AUTO,
 	IB_ARM_REPORT_MISSED,
 	IB_ARM_STRONG,
 	IB_ARM_DOUBLE_POLL,
+	IB_ARM_SOLICITED = 0x10,
 };
 
 /*
@@ -123,7 +130,8 @@ enum ib_ocq_mode {
 /**
  * struct ib_ocq_attr - how an ordered completion queue processes completions
  * @mode: ordering domains, see &enum ib_ocq_mode
- * @policy: arm policy, %IB_ARM_AUTO for the provider's table entry
+ * @policy: arm policy, %IB_ARM_AUTO for the provider's table entry; with
+ *	%IB_ARM_SOLICITED OR'ed in, the CQ is armed solicited-only
  * @flags: %IB_OCQ_POSTPONE_ARM, %IB_OCQ_DEFER_DIM
  * @budget: completions one run may dispatch before it yields its worker;
  *	0 for the default
@@ -138,9 +146,20 @@ enum ib_ocq_mode {
  *	resumes by itself, so that ib_drain_qp() always returns; 0 for
  *	%IB_OCQ_DEFAULT_PAUSE_MS, at most %IB_OCQ_MAX_PAUSE_MS
  * @flow_key: %IB_OCQ_FLOW: the flow of a completion; NULL for its QP.
- *	Called only for successful completions that carry a &ib_cqe.
+ *	Called only for successful completions that carry a &ib_cqe (with
+ *	@dispatch: for every successful completion).
  * @process: %IB_OCQ_PARALLEL: the unordered step; runs before done().
- *	Called only for successful completions that carry a &ib_cqe.
+ *	Called only for successful completions that carry a &ib_cqe (with
+ *	@dispatch: for every successful completion).
+ * @dispatch: for a ULP that posts its work requests with a wr_id, not a
+ *	&ib_cqe: called with each completion in place of wc->wr_cqe->done(),
+ *	in the same order and context, never concurrently within an ordering
+ *	domain, wr_id as the provider returned it; the ULP tells its
+ *	completions apart by wr_id and opcode.  NULL (the default) calls
+ *	done().  With it, ib_drain_qp() is not for the CQ's QPs: its drain
+ *	request carries ib_core's own &ib_cqe, which @dispatch would be
+ *	handed as a wr_id, so the drain would never end; such a ULP drains
+ *	as on a CQ of ib_create_cq(), by waiting for its flushed requests.
  * @defer_usecs: deferred re-arm, NAPI's napi_defer_hard_irqs with
  *	gro_flush_timeout: a run that found work leaves the drained CQ unarmed
  *	and the CQ is polled again from a timer after @defer_usecs, with no
@@ -178,8 +197,8 @@ enum ib_ocq_mode {
  *	%IB_POLL_UNBOUND_WORKQUEUE (an %IB_POLL_DIRECT CQ is polled with
  *	ib_ocq_process_cq_direct()).
  *
- * Completions that fail (a flush, ib_drain_qp()'s own) or carry no
- * &ib_cqe are never passed to @flow_key or @process: without @flow_key they
+ * Completions that fail (a flush, ib_drain_qp()'s own) or, without
+ * @dispatch, carry no &ib_cqe are never passed to @flow_key or @process: without @flow_key they
  * go to their QP's domain, with one they are dispatched once every
  * completion taken from the CQ before them was dispatched; in
  * %IB_OCQ_PARALLEL they skip @process and are committed in order.  Either way
@@ -195,6 +214,7 @@ struct ib_ocq_attr {
 	unsigned int pause_ms;
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
+	void (*dispatch)(struct ib_cq *cq, struct ib_wc *wc);
 	unsigned int defer_usecs;
 	unsigned int defer_polls;
 	unsigned int suspend_usecs;
@@ -266,6 +286,8 @@ struct ib_ocq_stats {
 struct ib_ocq;
 
 int ib_poll_cq_and_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc);
+int ib_poll_cq_and_arm_solicited(struct ib_cq *cq, int num_entries,
+				 struct ib_wc *wc);
 int ib_poll_and_notify(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
 		       enum ib_arm_policy policy, enum ib_pn_status *status);
 enum ib_arm_policy ib_cq_arm_policy(const struct ib_device *dev);

@@ -9,6 +9,7 @@
  * fake_cases.c: the scenarios with runs of their own, poll_helpers,
  *	flow_hol, resume_race and parallel_slow;
  * fake_drain.c: drain_paused and bad_attr;
+ * fake_solicited.c: ocq_solicited (solicited-only arms);
  * ocq_test_fake_main.c: the per-scenario checks, the table and the module.
  */
 #ifndef OCQ_FAKE_H
@@ -119,6 +120,13 @@ extern struct fake_params fake_params;
 #define FAKE_SOAK_BULK_FIRST (256 * 1024)
 /* bulk: most completions pushed under one hold of the CQ lock */
 #define FAKE_BULK_CHUNK 64
+/* &fake_run.solicited: most completions of a message */
+#define FAKE_SOL_MSG 4
+/*
+ * &fake_run.wrid: a completion's wr_id is its request's address XOR this:
+ * non-canonical, so that taking it for a &ib_cqe faults
+ */
+#define FAKE_WRID_KEY 0xa5a5000000000000ULL
 
 /*
  * fake_dim: paced rounds of 1, 2, 4 ... 64 completions, each size for two
@@ -184,6 +192,8 @@ struct fake_req {
  * @quota: completions it pushes (I)
  * @rnd: random state (P)
  * @pushed: completions pushed (P; read by the test once @finished)
+ * @msg_left: &fake_run.solicited: completions left in the message being
+ *	pushed, the last of them solicited (P)
  * @completed: done() calls; returns credits (A, written by D)
  * @inside: done() calls of the flow running now (A)
  * @finished: @pushed is final (A)
@@ -199,6 +209,7 @@ struct fake_flow {
 	u32 quota;
 	u32 rnd;
 	u32 pushed;
+	u32 msg_left;
 	atomic_t completed;
 	atomic_t inside;
 	bool finished;
@@ -222,6 +233,12 @@ struct fake_flow {
  * @credits: the producers' credits in all, if not @cqe (fake_small_ring)
  * @done_us: every done() takes this long (fake_small_ring)
  * @bulk: producers push in batches; no @seen, done() checks sequences only
+ * @solicited: the producers push messages of 1 to %FAKE_SOL_MSG
+ *	completions, the last one solicited (%FAKE_WC_SOLICITED); so is the
+ *	last a producer pushes before it waits for credits, and its last (I)
+ * @wrid: completions carry a wr_id (fake_wrid()), not a &ib_cqe, and the
+ *	OCQ dispatches them through &ib_ocq_attr.dispatch (ocq_wrid) (I)
+ * @priv: the scenario's own state, for @sc's hooks (I)
  * @seen: CQ positions done() saw; NULL in a bulk run
  * @delivered: done() calls (A)
  * @next_pos: next CQ position done() expects, strict and parallel (D)
@@ -257,6 +274,9 @@ struct fake_run {
 	unsigned int credits;
 	unsigned int done_us;
 	bool bulk;
+	bool solicited;
+	bool wrid;
+	void *priv;
 	unsigned long *seen;
 	atomic_long_t delivered;
 	u64 next_pos;
@@ -303,7 +323,9 @@ extern const char *const fake_mode_names[FAKE_NR_MODES];
  * @credits: the producers' credits in all; 0 for the CQ entries
  * @done_us: every done() takes this long
  * @check: its own checks of a run that delivered everything, or NULL
- * @drive: more traffic after everything was delivered, before @check
+ * @drive: more traffic after everything was delivered and the CQ was
+ *	found armed, before @check; on the CQ of an OCQ, or of the poll
+ *	helpers' consumer (fake_helper_stream())
  * @run: runs it in one mode, reporting KTAP subtests
  * @run_all: instead of @run: runs it once for all modes
  */
@@ -327,9 +349,13 @@ struct fake_scenario {
 u32 fake_seed(unsigned int salt);
 void fake_deliver(struct fake_run *r, struct fake_req *req);
 void fake_process(struct ib_cq *cq, struct ib_wc *wc);
+void fake_dispatch(struct ib_cq *cq, struct ib_wc *wc);
+int fake_run_wrid(struct fake_run *r, struct fake_dev *fdev,
+		  struct fake_ktap *k);
 void fake_push_req(struct fake_cq *fcq, struct ib_qp *qp, struct fake_req *req,
 		   enum ib_wc_opcode opcode, atomic_t *failures);
 void fake_push_batch(struct fake_flow *f, u32 n);
+void fake_add_next(struct fake_flow *f, int wc_flags);
 bool fake_finished(struct fake_run *r);
 u64 fake_pushed(struct fake_run *r);
 bool fake_wait_delivered(struct fake_run *r, unsigned int bound_ms);
@@ -376,6 +402,24 @@ int fake_run_soak(const struct fake_scenario *sc, struct fake_dev *fdev,
 		  struct fake_ktap *k);
 
 /* fake_cases.c */
+
+/**
+ * struct fake_helper_model - a provider model the poll helpers run on
+ * @name: subtest name prefix
+ * @sem: FAKE_* semantics
+ * @policy: ib_poll_and_notify()'s policy; with %IB_ARM_SOLICITED in it, the
+ *	other helper is ib_poll_cq_and_arm_solicited()
+ * @pn_only: only ib_poll_and_notify() (a policy ib_poll_cq_and_arm lacks)
+ */
+struct fake_helper_model {
+	const char *name;
+	unsigned int sem;
+	enum ib_arm_policy policy;
+	bool pn_only;
+};
+
+int fake_helper_stream(struct fake_run *r, struct fake_dev *fdev,
+		       const struct fake_helper_model *m, bool pn);
 int fake_run_poll_helpers(const struct fake_scenario *sc, struct fake_dev *fdev,
 			  struct fake_ktap *k);
 int fake_run_flow_hol(const struct fake_scenario *sc, struct fake_dev *fdev,
@@ -396,6 +440,10 @@ int fake_run_defer(const struct fake_scenario *sc, struct fake_dev *fdev,
 /* fake_suspend.c */
 int fake_run_suspend(const struct fake_scenario *sc, struct fake_dev *fdev,
 		     struct fake_ktap *k);
+
+/* fake_solicited.c */
+int fake_run_solicited(const struct fake_scenario *sc, struct fake_dev *fdev,
+		       struct fake_ktap *k);
 
 /* fake_drain.c */
 extern const struct ib_device_ops fake_drain_ops;

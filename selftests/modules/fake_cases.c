@@ -34,7 +34,8 @@
  *	says the CQ is armed, and requeues itself on -EAGAIN
  * @r: the run: producers and the checks of every completion
  * @cq: a CQ of the fake device, from ib_create_cq()
- * @pn: ib_poll_and_notify() with @policy; else ib_poll_cq_and_arm()
+ * @pn: ib_poll_and_notify() with @policy; else ib_poll_cq_and_arm(), or
+ *	with %IB_ARM_SOLICITED in @policy ib_poll_cq_and_arm_solicited()
  * @policy: ib_poll_and_notify()'s arm policy
  * @work: the consumer
  * @tick: fake_lossy: the consumer's own safety net, queues @work now and then
@@ -64,20 +65,6 @@ struct fake_helper {
 	u64 max_arms;
 	u64 zero_repolls;
 	u64 bad_status;
-};
-
-/**
- * struct fake_helper_model - a provider model fake_poll_helpers runs on
- * @name: subtest name prefix
- * @sem: FAKE_* semantics
- * @policy: ib_poll_and_notify()'s policy
- * @pn_only: only ib_poll_and_notify() (a policy ib_poll_cq_and_arm lacks)
- */
-struct fake_helper_model {
-	const char *name;
-	unsigned int sem;
-	enum ib_arm_policy policy;
-	bool pn_only;
 };
 
 static const struct fake_helper_model fake_helper_models[] = {
@@ -123,6 +110,9 @@ static int fake_helper_call(struct fake_helper *h, enum ib_pn_status *st)
 	if (h->pn)
 		n = ib_poll_and_notify(h->cq, FAKE_HELPER_BATCH, h->wcs,
 				       h->policy, st);
+	else if (h->policy & IB_ARM_SOLICITED)
+		n = ib_poll_cq_and_arm_solicited(h->cq, FAKE_HELPER_BATCH,
+						 h->wcs);
 	else
 		n = ib_poll_cq_and_arm(h->cq, FAKE_HELPER_BATCH, h->wcs);
 	h->calls++;
@@ -222,9 +212,12 @@ static void fake_helper_check(struct fake_helper *h,
 	fake_check(r, !r->fcq->overruns, "no CQ overrun");
 }
 
-/* Stream @r through a CQ polled with one helper on model @m. */
-static int fake_helper_stream(struct fake_run *r, struct fake_dev *fdev,
-			      const struct fake_helper_model *m, bool pn)
+/*
+ * Stream @r through a CQ polled with one helper on model @m (@pn:
+ * ib_poll_and_notify()), then &fake_scenario.drive of @r's scenario.
+ */
+int fake_helper_stream(struct fake_run *r, struct fake_dev *fdev,
+		       const struct fake_helper_model *m, bool pn)
 {
 	struct ib_cq_init_attr cq_attr = { .cqe = r->cqe };
 	unsigned int bound = fake_params.stall_ms;
@@ -274,6 +267,8 @@ static int fake_helper_stream(struct fake_run *r, struct fake_dev *fdev,
 				   fake_wait_armed(r->fcq,
 						   fake_params.stall_ms),
 				   "ends empty and armed");
+		if (ok && r->sc->drive)
+			r->sc->drive(r);
 	}
 	fake_cq_quiesce(r->fcq);
 	WRITE_ONCE(h->stop, true);

@@ -471,26 +471,64 @@ static int fake_poll_cq(struct ib_cq *ibcq, int num_entries, struct ib_wc *wc)
 	return n;
 }
 
+/* A completion a solicited arm raises its event for: solicited, or failed. */
+static bool fake_wc_solicited(const struct ib_wc *wc)
+{
+	return (wc->wc_flags & FAKE_WC_SOLICITED) ||
+	       wc->status != IB_WC_SUCCESS;
+}
+
+/*
+ * Whether the completions at CQ slots [@from, @to) owe a solicited arm its
+ * event: one of them is solicited.  %FAKE_COUNTED: its completions have no
+ * slots, and every one counts as solicited.  Under the CQ lock.
+ */
+static bool fake_owe_solicited(const struct fake_cq *fcq, u32 from, u32 to)
+{
+	lockdep_assert_held(&fcq->lock);
+	if (fcq->sem & FAKE_COUNTED)
+		return true;
+	for (; from != to; from++)
+		if (fake_wc_solicited(&fcq->ring[from & fcq->mask]))
+			return true;
+	return false;
+}
+
 /* Arm; the return value of req_notify_cq.  Under the CQ lock. */
 static int fake_arm(struct fake_cq *fcq, enum ib_cq_notify_flags flags)
 {
 	bool missed = flags & IB_CQ_REPORT_MISSED_EVENTS;
-	bool pending;
+	bool pending, match;
 
 	/* the doorbell is ordered after every CQE the HCA wrote: they land */
 	fcq->visible = fcq->head;
 	pending = fcq->head != fcq->tail || fcq->ready;
+	fcq->sol_arm = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED;
+	fcq->sol_arms += fcq->sol_arm;
+	/* pending completions the arm raises its event for */
+	match = pending && (!fcq->sol_arm ||
+			    fake_owe_solicited(fcq, fcq->tail, fcq->head));
 	/* fake_perpetual: "missed events", always, and the CQ stays unarmed */
 	if ((fcq->sem & FAKE_PERPETUAL) && missed)
 		return 1;
 	/* strong: the doorbell compares against the consumer index */
-	if ((fcq->sem & FAKE_STRONG) && pending) {
+	if ((fcq->sem & FAKE_STRONG) && match) {
 		fcq->armed = false;
 		fcq->arm_events++;
 		fake_event(fcq, false);
 		return 0;
 	}
 	fcq->armed = true;
+	/*
+	 * strong, nothing pending that the arm is for (a solicited arm may
+	 * leave unsolicited ones pending): armed, and REPORT_MISSED reports
+	 * nothing (mlx5's reports only the CQEs it made in software)
+	 */
+	if (fcq->sem & FAKE_STRONG)
+		return 0;
+	/* fake_sol_narrow: a solicited arm reports what it would raise for */
+	if ((fcq->sem & FAKE_SOL_NARROW) && fcq->sol_arm)
+		pending = match;
 	if (!missed || !pending)
 		return 0;
 	/*
@@ -563,17 +601,27 @@ bool fake_cq_add(struct fake_cq *fcq, const struct ib_wc *wc, u64 *pos)
  * and then, on an unarmed CQ, they land late: poll_cq does not see them
  * yet, but req_notify_cq does (it lands everything), so arming finds
  * entries pending as on real hardware when a completion races with the
- * consumer's last poll.  Under the CQ lock; return true if the caller must
- * deliver the event with fake_direct() once it dropped the lock.
+ * consumer's last poll.  On a CQ armed solicited-only, the event is raised
+ * only if one of the completions added since the last fake_cq_land() is
+ * solicited.  Under the CQ lock; return true if the caller must deliver the
+ * event with fake_direct() once it dropped the lock.
  */
 bool fake_cq_land(struct fake_cq *fcq)
 {
+	/* an armed CQ has every earlier completion landed: these are new */
+	u32 from = fcq->visible;
+
 	lockdep_assert_held(&fcq->lock);
 	if (fcq->armed || (fcq->sem & FAKE_PROMPT) ||
 	    fake_rand(&fcq->rnd) % FAKE_LATE)
 		fcq->visible = fcq->head;
 	if (!fcq->armed)
 		return false;
+	/* a solicited arm: none of them is solicited, the CQ stays armed */
+	if (fcq->sol_arm && !fake_owe_solicited(fcq, from, fcq->head)) {
+		fcq->sol_held++;
+		return false;
+	}
 	fcq->armed = false;
 	return fake_event(fcq, true);
 }

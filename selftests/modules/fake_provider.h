@@ -11,6 +11,16 @@
  * timer.  With %FAKE_COUNTED a CQ holds a count of ready completions
  * instead, made by poll_cq from a template (fake_cq_fill()).
  *
+ * Solicited arms: a producer marks a completion solicited with
+ * %FAKE_WC_SOLICITED in its wc_flags; an unsuccessful one counts as
+ * solicited too (IBA).  An arm with %IB_CQ_SOLICITED raises its event only
+ * when a solicited completion lands after it (every completion landed by
+ * the same fake_cq_land() is looked at): the others land and leave the CQ
+ * armed.  %FAKE_STRONG raises it at once for a solicited completion
+ * pending at the arm; weak (the default) reports any pending completion
+ * with %IB_CQ_REPORT_MISSED_EVENTS, solicited or not; %FAKE_SOL_NARROW only
+ * a solicited one.  %FAKE_COUNTED counts every completion as solicited.
+ *
  * Linked into ocq_test_fake.ko and ocq_bench_fake.ko (selftests/modules/Kbuild).
  */
 #ifndef OCQ_FAKE_PROVIDER_H
@@ -66,6 +76,14 @@
 #define FAKE_COUNTED BIT(12) /* a count of ready completions, no ring */
 #define FAKE_VOID_ARM BIT(13) /* REPORT_MISSED: a 1 may leave the CQ unarmed */
 #define FAKE_MODERATED BIT(14) /* events from the softirq timer, moderated */
+/* REPORT_MISSED under a solicited arm: 1 only for a solicited entry pending */
+#define FAKE_SOL_NARROW BIT(15)
+
+/*
+ * wc_flags: the completion is solicited (the peer's IB_SEND_SOLICITED).
+ * The fake's own, far above every IB_WC_* flag; poll_cq returns it as is.
+ */
+#define FAKE_WC_SOLICITED BIT(24)
 
 /* fake_dim: the profiles of ocq's DIM, as Documentation/api.rst gives them */
 #define FAKE_DIM_PROFILES 9
@@ -115,6 +133,7 @@ struct fake_dev {
  * @tail: next slot polled (L)
  * @sem: FAKE_* semantics (I)
  * @armed: a notification was requested (L)
+ * @sol_arm: the last arm was solicited-only (%IB_CQ_SOLICITED) (L)
  * @quiesced: no more deferred or remote events (L)
  * @ticking: fake_spurious's timer was started (L)
  * @rnd: random state of the CQ's choices (L)
@@ -122,6 +141,9 @@ struct fake_dev {
  * @polls: poll_cq calls (L)
  * @armed_polls: of those, on an armed CQ: after an arm, before its event (L)
  * @arms: req_notify_cq calls (L)
+ * @sol_arms: of those, solicited-only (L)
+ * @sol_held: lands on a CQ armed solicited-only that raised no event: no
+ *	completion among them was solicited (L)
  * @positive: req_notify_cq calls that returned 1 (L)
  * @voided: of those, %FAKE_VOID_ARM: arms that raise no event (L)
  * @arm_events: events raised by req_notify_cq itself (L)
@@ -162,6 +184,7 @@ struct fake_cq {
 	u32 tail;
 	unsigned int sem;
 	bool armed;
+	bool sol_arm;
 	bool quiesced;
 	bool ticking;
 	u32 rnd;
@@ -169,6 +192,8 @@ struct fake_cq {
 	u64 polls;
 	u64 armed_polls;
 	u64 arms;
+	u64 sol_arms;
+	u64 sol_held;
 	u64 positive;
 	u64 voided;
 	u64 arm_events;

@@ -175,11 +175,70 @@ static void fake_done(struct ib_cq *cq, struct ib_wc *wc)
 		     container_of(wc->wr_cqe, struct fake_req, cqe));
 }
 
+/*
+ * &fake_run.wrid: the wr_id of @req's completion.  Not an address: an
+ * engine that took it for a &ib_cqe and called its done() would fault on a
+ * non-canonical address (an oops: the test fails).
+ */
+static u64 fake_wrid(const struct fake_req *req)
+{
+	return (u64)(uintptr_t)req ^ FAKE_WRID_KEY;
+}
+
+/* The request of a completion of @r: by wr_id or by its &ib_cqe. */
+static struct fake_req *fake_req_of(struct fake_run *r, struct ib_wc *wc)
+{
+	if (r->wrid)
+		return (struct fake_req *)(uintptr_t)(wc->wr_id ^
+						      FAKE_WRID_KEY);
+	return container_of(wc->wr_cqe, struct fake_req, cqe);
+}
+
+/* A completion's wr_id, or its &ib_cqe, names @req. */
+static void fake_wc_set(const struct fake_run *r, struct ib_wc *wc,
+			struct fake_req *req)
+{
+	if (r->wrid)
+		wc->wr_id = fake_wrid(req);
+	else
+		wc->wr_cqe = &req->cqe;
+}
+
+/**
+ * fake_dispatch() - &ib_ocq_attr.dispatch of an ocq_wrid run
+ * @cq: the OCQ's CQ
+ * @wc: a completion, its wr_id as fake_push() posted it
+ *
+ * The request its wr_id names must be one of this run's, queued (or
+ * processed): a wr_id the engine changed, or a completion dispatched
+ * twice, is a violation; then done()'s checks as for any completion.
+ *
+ * Context: the OCQ's dispatch context.
+ */
+void fake_dispatch(struct ib_cq *cq, struct ib_wc *wc)
+{
+	struct fake_run *r = ib_ocq_private(cq);
+	struct fake_req *req = fake_req_of(r, wc);
+	unsigned int i;
+
+	for (i = 0; i < r->nr_flows; i++)
+		if (req >= r->flows[i].reqs &&
+		    req < r->flows[i].reqs + r->flows[i].credits)
+			break;
+	if (i == r->nr_flows) {
+		atomic_inc(&r->failures);
+		pr_info("# %s: dispatch(): wr_id %#llx names no request of the run\n",
+			r->name, wc->wr_id);
+		return;
+	}
+	fake_deliver(r, req);
+}
+
 /* %IB_OCQ_PARALLEL: runs before done(), on any CPU, in any order. */
 void fake_process(struct ib_cq *cq, struct ib_wc *wc)
 {
-	struct fake_req *req = container_of(wc->wr_cqe, struct fake_req, cqe);
 	struct fake_run *r = ib_ocq_private(cq);
+	struct fake_req *req = fake_req_of(r, wc);
 
 	if (atomic_cmpxchg(&req->state, FAKE_QUEUED, FAKE_PROCESSED) !=
 	    FAKE_QUEUED)
@@ -229,15 +288,74 @@ void fake_push_req(struct fake_cq *fcq, struct ib_qp *qp, struct fake_req *req,
 		atomic_inc(failures);
 }
 
+/*
+ * &fake_run.solicited: whether the completion @f pushes next is solicited:
+ * the last of its message, or of its quota, or the last before it waits for
+ * credits (done() only adds credits: one it sees now stays), so that it
+ * never waits with its last completion not solicited in the CQ.
+ */
+static bool fake_msg_end(struct fake_flow *f)
+{
+	u32 done = atomic_read(&f->completed);
+
+	if (!f->msg_left)
+		f->msg_left = 1 + fake_rand(&f->rnd) % FAKE_SOL_MSG;
+	if (--f->msg_left && f->pushed + 1 < f->quota &&
+	    f->pushed + 1 - done < f->credits)
+		return false;
+	f->msg_left = 0;
+	return true;
+}
+
 static void fake_push(struct fake_flow *f)
 {
 	struct fake_req *req = &f->reqs[f->pushed % f->credits];
 	struct fake_run *r = f->run;
+	struct ib_wc wc = {
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_SEND,
+		.qp = &f->qp,
+	};
 
+	fake_wc_set(r, &wc, req);
+	if (r->solicited && fake_msg_end(f))
+		wc.wc_flags = FAKE_WC_SOLICITED;
 	req->seq = f->pushed;
 	atomic_set(&req->state, FAKE_QUEUED);
-	fake_push_req(r->fcq, &f->qp, req, IB_WC_SEND, &r->failures);
+	if (!fake_cq_push(r->fcq, &wc, &req->pos))
+		atomic_inc(&r->failures);
 	f->pushed++;
+}
+
+/**
+ * fake_add_next() - add the next completion of @f to its run's CQ
+ * @f: the flow
+ * @wc_flags: the completion's wc_flags (%FAKE_WC_SOLICITED)
+ *
+ * As the producer pushes it, a send of @f's next request; it lands with the
+ * caller's fake_cq_land().  A full CQ counts a failure of the run.
+ *
+ * Context: under the CQ lock, from @f's producer or, once it finished, the
+ * test.
+ */
+void fake_add_next(struct fake_flow *f, int wc_flags)
+{
+	struct fake_req *req = &f->reqs[f->pushed % f->credits];
+	struct fake_run *r = f->run;
+	struct ib_wc wc = {
+		.status = IB_WC_SUCCESS,
+		.opcode = IB_WC_SEND,
+		.wc_flags = wc_flags,
+		.qp = &f->qp,
+	};
+
+	fake_wc_set(r, &wc, req);
+	req->seq = f->pushed;
+	atomic_set(&req->state, FAKE_QUEUED);
+	if (!fake_cq_add(r->fcq, &wc, &req->pos))
+		atomic_inc(&r->failures);
+	/* read by fake_bulk_room() in done() */
+	WRITE_ONCE(f->pushed, f->pushed + 1);
 }
 
 /*
@@ -256,22 +374,8 @@ void fake_push_batch(struct fake_flow *f, u32 n)
 		chunk = min_t(u32, n, FAKE_BULK_CHUNK);
 		n -= chunk;
 		spin_lock_irqsave(&fcq->lock, flags);
-		while (chunk--) {
-			struct fake_req *req = &f->reqs[f->pushed % f->credits];
-			struct ib_wc wc = {
-				.wr_cqe = &req->cqe,
-				.status = IB_WC_SUCCESS,
-				.opcode = IB_WC_SEND,
-				.qp = &f->qp,
-			};
-
-			req->seq = f->pushed;
-			atomic_set(&req->state, FAKE_QUEUED);
-			if (!fake_cq_add(fcq, &wc, &req->pos))
-				atomic_inc(&r->failures);
-			/* read by fake_bulk_room() in done() */
-			WRITE_ONCE(f->pushed, f->pushed + 1);
-		}
+		while (chunk--)
+			fake_add_next(f, 0);
 		direct = fake_cq_land(fcq);
 		spin_unlock_irqrestore(&fcq->lock, flags);
 		if (direct)
@@ -520,6 +624,7 @@ void fake_run_reset(struct fake_run *r)
 		struct fake_flow *f = &r->flows[i];
 
 		f->pushed = 0;
+		f->msg_left = 0;
 		f->finished = false;
 		atomic_set(&f->completed, 0);
 	}
@@ -1078,6 +1183,20 @@ int fake_run_stream(struct fake_run *r, struct fake_dev *fdev,
 	ret = fake_stream_once(r, fdev, false, &stalled);
 	fake_result(k, !ret && !atomic_read(&r->failures), r->name, NULL);
 	return ret;
+}
+
+/*
+ * ocq_wrid: fake_run_stream()'s stream with a wr_id in each completion in
+ * place of a &ib_cqe (fake_wrid()), dispatched through
+ * &ib_ocq_attr.dispatch (fake_dispatch()) with done()'s checks: order per
+ * mode, nothing lost or twice, process() first in parallel mode.
+ */
+int fake_run_wrid(struct fake_run *r, struct fake_dev *fdev,
+		  struct fake_ktap *k)
+{
+	r->wrid = true;
+	r->attr.dispatch = fake_dispatch;
+	return fake_run_stream(r, fdev, k);
 }
 
 /*

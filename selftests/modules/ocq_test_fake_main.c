@@ -68,7 +68,7 @@
  *	resume, everything pushed before and after it must arrive, and no
  *	lease may have ended a postponed arm.
  *
- * Eight scenarios have a run of their own (one subtest per case):
+ * Nine scenarios have a run of their own (one subtest per case):
  *
  * fake_flow_hol: %IB_OCQ_FLOW, two flows: while one works through a backlog
  *	of 5 ms done() calls, each completion of the other waits for at most
@@ -102,8 +102,21 @@
  *	drain_rq, on the QPs of an OCQ that is paused or whose arm is
  *	postponed: each drain returns within two leases, after its QP's
  *	completions; with a flow_key by request too.
+ * ocq_solicited: solicited-only arms.  ib_poll_cq_and_arm_solicited() and
+ *	ib_poll_and_notify() with %IB_ARM_SOLICITED as fake_poll_helpers
+ *	drives them, on its models (but lossy and perpetual) and
+ *	%FAKE_SOL_NARROW, and OCQs with %IB_ARM_SOLICITED in each mode, take
+ *	a stream of messages of up to %FAKE_SOL_MSG completions, the last
+ *	one solicited; then, the CQ idle and armed, a completion that is not
+ *	solicited raises nothing and waits in the CQ until a solicited one
+ *	comes, and a solicited one that lands at the arm is delivered (but
+ *	on fake_spurious).  Bad policies are refused.
+ * ocq_wrid: fake_weak's stream with a wr_id in each completion, not a
+ *	&ib_cqe, dispatched through &ib_ocq_attr.dispatch in each mode: the
+ *	wr_id names a request of the run (an engine that called done()
+ *	instead would fault on it), and done()'s checks hold.
  *
- * poll_ctx= (fake_weak; fake_pause_resume with softirq only): the OCQ comes
+ * poll_ctx= (fake_weak, ocq_wrid; fake_pause_resume with softirq only): the OCQ comes
  * from ib_ocq_alloc_cq() with that poll context (workqueue, unbound, softirq
  * or direct), and done() also checks that it runs where the context
  * promises: a workqueue worker (unbound: one not bound to a CPU), the
@@ -195,7 +208,8 @@ module_param_named(duration_s, fake_params.duration_s, uint, 0444);
 MODULE_PARM_DESC(duration_s, "soak: how long to run, in seconds");
 
 module_param_named(poll_ctx, fake_params.poll_ctx, charp, 0444);
-MODULE_PARM_DESC(poll_ctx, "fake_weak: any ctx; fake_pause_resume: softirq");
+MODULE_PARM_DESC(poll_ctx,
+		 "fake_weak, ocq_wrid: any ctx; fake_pause_resume: softirq");
 
 /* --- per-scenario checks --- */
 
@@ -491,6 +505,14 @@ static const struct fake_scenario fake_scenarios[] = {
 		.run_all = fake_run_drain_paused,
 	},
 	{
+		.name = "ocq_solicited",
+		.run_all = fake_run_solicited,
+	},
+	{
+		.name = "ocq_wrid",
+		.run = fake_run_wrid,
+	},
+	{
 		.name = "teardown_loop",
 		.run_all = fake_run_teardown_loop,
 	},
@@ -611,8 +633,8 @@ static int fake_check_params(void)
 }
 
 /*
- * poll_ctx=, for fake_weak, and for fake_pause_resume on softirq (a task's
- * resumes); -EINVAL for anything else.
+ * poll_ctx=, for fake_weak and ocq_wrid, and for fake_pause_resume on
+ * softirq (a task's resumes); -EINVAL for anything else.
  */
 static int fake_parse_poll_ctx(const struct fake_scenario *sc)
 {
@@ -620,10 +642,10 @@ static int fake_parse_poll_ctx(const struct fake_scenario *sc)
 
 	if (!fake_params.poll_ctx)
 		return 0;
-	if (strcmp(sc->name, "fake_weak") &&
+	if (strcmp(sc->name, "fake_weak") && strcmp(sc->name, "ocq_wrid") &&
 	    (strcmp(sc->name, "fake_pause_resume") ||
 	     strcmp(fake_params.poll_ctx, "softirq"))) {
-		pr_err("poll_ctx= is for fake_weak (fake_pause_resume: softirq)\n");
+		pr_err("poll_ctx= is for fake_weak and ocq_wrid (fake_pause_resume: softirq)\n");
 		return -EINVAL;
 	}
 	i = ocq_test_poll_ctx(fake_params.poll_ctx);

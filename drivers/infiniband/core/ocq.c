@@ -890,7 +890,8 @@ static int ib_ocq_unpublish(struct ib_ocq *ocq, bool pooled)
 /**
  * ib_ocq_free - free an ordered CQ and its CQ
  * @ocq: the ordered CQ; its QPs destroyed (drain them first with
- *	ib_drain_qp(), which works as with ib_alloc_cq())
+ *	ib_drain_qp(), which works as with ib_alloc_cq(), except with
+ *	&ib_ocq_attr.dispatch: see there)
  *
  * Disables the engine (a completion handler racing with this schedules
  * nothing), cancels every queued run, destroys the CQ, then frees.  No

@@ -175,6 +175,8 @@ static struct ocq_pool *ib_ocq_pool_find(struct ib_device *dev, bool create)
 static bool ib_ocq_attr_equal(const struct ib_ocq_attr *a,
 			      const struct ib_ocq_attr *b)
 {
+	if (a->dispatch != b->dispatch)
+		return false;
 	return a->mode == b->mode && a->policy == b->policy &&
 	       a->flags == b->flags && a->budget == b->budget &&
 	       a->nr_domains == b->nr_domains &&

@@ -14,21 +14,25 @@
 #include "ocq_priv.h"
 
 /*
- * One completion.  As ib_cq does, one without an ib_cqe is dropped, and
- * a successful one without it is a ULP bug that warns.
+ * One completion: to &ib_ocq_attr.dispatch if the ULP gave one, else to
+ * its done().  As ib_cq does, one without an ib_cqe is dropped, and a
+ * successful one without it is a ULP bug that warns.
  */
-static void ib_ocq_direct_dispatch(struct ib_cq *cq, struct ib_wc *wc)
+static void ib_ocq_direct_dispatch(struct ib_ocq *ocq, struct ib_wc *wc)
 {
-	if (likely(wc->wr_cqe))
-		wc->wr_cqe->done(cq, wc);
+	if (ocq->attr.dispatch)
+		ocq->attr.dispatch(ocq->cq, wc);
+	else if (likely(wc->wr_cqe))
+		wc->wr_cqe->done(ocq->cq, wc);
 	else
 		WARN_ON_ONCE(wc->status == IB_WC_SUCCESS);
 }
 
 /* Poll and dispatch up to @left completions; the caller owns the CQ. */
-static unsigned int ib_ocq_direct_run(struct ib_cq *cq, struct ocq_direct *d,
+static unsigned int ib_ocq_direct_run(struct ib_ocq *ocq, struct ocq_direct *d,
 				      unsigned int left)
 {
+	struct ib_cq *cq = ocq->cq;
 	unsigned int done = 0;
 	int i, n;
 
@@ -40,7 +44,7 @@ static unsigned int ib_ocq_direct_run(struct ib_cq *cq, struct ocq_direct *d,
 		if (n <= 0)
 			break;
 		for (i = 0; i < n; i++)
-			ib_ocq_direct_dispatch(cq, &d->wcs[i]);
+			ib_ocq_direct_dispatch(ocq, &d->wcs[i]);
 		done += n;
 		left -= n;
 		WRITE_ONCE(d->completions, d->completions + n);
@@ -56,7 +60,8 @@ static unsigned int ib_ocq_direct_run(struct ib_cq *cq, struct ocq_direct *d,
  * @budget: most completions to process; negative for no limit
  *
  * As ib_process_cq_direct(): polls @cq and calls wc->wr_cqe->done() of each
- * completion in the caller's context, in the CQ's order.  Unlike it,
+ * completion (or &ib_ocq_attr.dispatch) in the caller's context, in the
+ * CQ's order.  Unlike it,
  * concurrent callers do not dispatch side by side: one owns the CQ for the
  * call, and a caller that finds it owned returns 0 at once.  What it looked
  * for is then the owner's to dispatch or stays in the CQ for the next call:
@@ -98,7 +103,7 @@ int ib_ocq_process_cq_direct(struct ib_cq *cq, int budget)
 		atomic64_inc(&d->contended);
 		return 0;
 	}
-	done = ib_ocq_direct_run(cq, d, budget < 0 ? UINT_MAX : budget);
+	done = ib_ocq_direct_run(ocq, d, budget < 0 ? UINT_MAX : budget);
 	WRITE_ONCE(d->runs, d->runs + 1);
 	if (!done)
 		WRITE_ONCE(d->empty_runs, d->empty_runs + 1);

@@ -78,13 +78,35 @@ struct ocq_pn_count {
 	unsigned int repolls;
 };
 
+/* @policy without its %IB_ARM_SOLICITED modifier */
+static inline enum ib_arm_policy ocq_arm_base(enum ib_arm_policy policy)
+{
+	return policy & ~IB_ARM_SOLICITED;
+}
+
+/* Whether @policy is a policy, with or without %IB_ARM_SOLICITED. */
+static bool ocq_policy_valid(enum ib_arm_policy policy)
+{
+	return (unsigned int)ocq_arm_base(policy) <= IB_ARM_DOUBLE_POLL;
+}
+
+/* @policy with %IB_ARM_AUTO looked up for @dev, its modifier kept */
+static enum ib_arm_policy ocq_policy_resolve(const struct ib_device *dev,
+					     enum ib_arm_policy policy)
+{
+	if (ocq_arm_base(policy) == IB_ARM_AUTO)
+		policy |= ib_cq_arm_policy(dev);
+	return policy;
+}
+
 static int ocq_arm(struct ib_cq *cq, enum ib_arm_policy policy,
 		   struct ocq_pn_count *cnt)
 {
-	enum ib_cq_notify_flags flags = IB_CQ_NEXT_COMP;
+	enum ib_cq_notify_flags flags =
+		policy & IB_ARM_SOLICITED ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
 
 	cnt->arms++;
-	if (policy == IB_ARM_REPORT_MISSED)
+	if (ocq_arm_base(policy) == IB_ARM_REPORT_MISSED)
 		flags |= IB_CQ_REPORT_MISSED_EVENTS;
 	return ib_req_notify_cq(cq, flags);
 }
@@ -102,7 +124,7 @@ static int ocq_arm_drained(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
 	int m;
 
 	*arm = ocq_arm(cq, policy, cnt);
-	if (*arm < 0 || policy != IB_ARM_DOUBLE_POLL)
+	if (*arm < 0 || ocq_arm_base(policy) != IB_ARM_DOUBLE_POLL)
 		return n;
 	/* armed for what comes next: look once more for what came before */
 	m = ib_poll_cq(cq, num_entries - n, wc + n);
@@ -204,7 +226,9 @@ EXPORT_SYMBOL(ib_cq_arm_policy);
  * @cq: the CQ
  * @num_entries: room in @wc, at least 1
  * @wc: where completions are returned
- * @policy: how to arm; %IB_ARM_AUTO to look the provider up
+ * @policy: how to arm; %IB_ARM_AUTO to look the provider up; with
+ *	%IB_ARM_SOLICITED OR'ed in, armed solicited-only (see
+ *	ib_poll_cq_and_arm_solicited())
  * @status: what the caller must do next, see &enum ib_pn_status
  *
  * One verb instead of a poll, an arm and a poll again: a provider with
@@ -236,14 +260,34 @@ int ib_poll_and_notify(struct ib_cq *cq, int num_entries, struct ib_wc *wc,
 {
 	struct ocq_pn_count cnt = {};
 
-	if (num_entries < 1 || !wc || !status ||
-	    (unsigned int)policy > IB_ARM_DOUBLE_POLL)
+	if (num_entries < 1 || !wc || !status || !ocq_policy_valid(policy))
 		return -EINVAL;
-	if (policy == IB_ARM_AUTO)
-		policy = ib_cq_arm_policy(cq->device);
+	policy = ocq_policy_resolve(cq->device, policy);
 	return __ib_poll_and_notify(cq, num_entries, wc, policy, status, &cnt);
 }
 EXPORT_SYMBOL(ib_poll_and_notify);
+
+/*
+ * ib_poll_cq_and_arm() and ib_poll_cq_and_arm_solicited(): @arm is
+ * %IB_CQ_NEXT_COMP or %IB_CQ_SOLICITED.
+ */
+static int ocq_poll_cq_and_arm(struct ib_cq *cq, int num_entries,
+			       struct ib_wc *wc, enum ib_cq_notify_flags arm)
+{
+	int i, n;
+
+	if (num_entries < 1 || !wc)
+		return -EINVAL;
+	for (i = 0; i < IB_POLL_ARM_TRIES; i++) {
+		n = ib_poll_cq(cq, num_entries, wc);
+		if (n)
+			return n;
+		n = ib_req_notify_cq(cq, arm | IB_CQ_REPORT_MISSED_EVENTS);
+		if (n <= 0)
+			return n;
+	}
+	return -EAGAIN;
+}
 
 /**
  * ib_poll_cq_and_arm - poll a CQ; once it is drained, arm it
@@ -271,22 +315,39 @@ EXPORT_SYMBOL(ib_poll_and_notify);
  */
 int ib_poll_cq_and_arm(struct ib_cq *cq, int num_entries, struct ib_wc *wc)
 {
-	int i, n;
-
-	if (num_entries < 1 || !wc)
-		return -EINVAL;
-	for (i = 0; i < IB_POLL_ARM_TRIES; i++) {
-		n = ib_poll_cq(cq, num_entries, wc);
-		if (n)
-			return n;
-		n = ib_req_notify_cq(cq, IB_CQ_NEXT_COMP |
-						 IB_CQ_REPORT_MISSED_EVENTS);
-		if (n <= 0)
-			return n;
-	}
-	return -EAGAIN;
+	return ocq_poll_cq_and_arm(cq, num_entries, wc, IB_CQ_NEXT_COMP);
 }
 EXPORT_SYMBOL(ib_poll_cq_and_arm);
+
+/**
+ * ib_poll_cq_and_arm_solicited - poll a CQ; once it is drained, arm it for
+ *	the next solicited completion
+ * @cq: the CQ
+ * @num_entries: room in @wc, at least 1
+ * @wc: where completions are returned
+ *
+ * As ib_poll_cq_and_arm(), arming with %IB_CQ_SOLICITED |
+ * %IB_CQ_REPORT_MISSED_EVENTS: for a receive CQ whose peer marks the end
+ * of each message solicited (%IB_SEND_SOLICITED), as RDS does.  Once it
+ * returns 0 the handler runs for the next solicited completion (and on
+ * most providers the next unsuccessful one); completions that are neither
+ * wait in the CQ until then.  What %IB_CQ_REPORT_MISSED_EVENTS reports
+ * with a solicited arm differs by provider: rxe and siw report any entry,
+ * mlx4 and mlx5 none (their doorbell raises the event itself); either way
+ * a solicited completion that lands between the last poll and the arm is
+ * returned by a later call or raises the handler.  Documentation/api.rst,
+ * "Arming solicited-only", has the models.
+ *
+ * Context: any context the provider's poll_cq and req_notify_cq allow.
+ * Return: as ib_poll_cq_and_arm(); 0: the CQ was drained and is armed for
+ * the next solicited completion.
+ */
+int ib_poll_cq_and_arm_solicited(struct ib_cq *cq, int num_entries,
+				 struct ib_wc *wc)
+{
+	return ocq_poll_cq_and_arm(cq, num_entries, wc, IB_CQ_SOLICITED);
+}
+EXPORT_SYMBOL(ib_poll_cq_and_arm_solicited);
 
 /* Set OCQ_KICK; return true if the caller took OCQ_RUN and must schedule. */
 static bool ocq_gate_kick(atomic_t *gate, int extra)
@@ -413,28 +474,37 @@ static bool ocq_stopped(struct ocq_engine *e, unsigned int unit)
 
 /*
  * A completion the ULP did not post as a successful request: a flush, the
- * drain completion of ib_drain_qp(), or one without a &ib_cqe.  Neither
- * flow_key() nor process() sees it.
+ * drain completion of ib_drain_qp(), or, without @dispatch, one without a
+ * &ib_cqe.  Neither flow_key() nor process() sees it.
  */
-static bool ocq_wc_unposted(const struct ib_wc *wc)
+static bool ocq_wc_unposted(const struct ocq_engine *e, const struct ib_wc *wc)
 {
-	return !wc->wr_cqe || wc->status != IB_WC_SUCCESS;
+	return wc->status != IB_WC_SUCCESS || (!wc->wr_cqe && !e->dispatch);
 }
 
-/* done() of @wc; one without an ib_cqe is dropped, as ib_cq does. */
-static inline void ocq_done(struct ocq_engine *e, struct ib_wc *wc)
+/*
+ * done() of @wc, or with @by_wc (@dispatch set: a constant in each caller's
+ * copy, so that no loop tests @dispatch per completion) the ULP's
+ * dispatch(), its wr_id untouched.  Without it, one without an ib_cqe is
+ * dropped, as ib_cq does.
+ */
+static __always_inline void ocq_done(struct ocq_engine *e, struct ib_wc *wc,
+				     bool by_wc)
 {
-	if (likely(wc->wr_cqe))
+	if (by_wc)
+		e->dispatch(e->cq, wc);
+	else if (likely(wc->wr_cqe))
 		wc->wr_cqe->done(e->cq, wc);
 	else
 		WARN_ON_ONCE(wc->status == IB_WC_SUCCESS);
 }
 
-static void ocq_dispatch(struct ocq_engine *e, struct ocq_unit *u,
-			 struct ib_wc *wc)
+static __always_inline void ocq_dispatch(struct ocq_engine *e,
+					 struct ocq_unit *u, struct ib_wc *wc,
+					 bool by_wc)
 {
 	WRITE_ONCE(u->completions, u->completions + 1);
-	ocq_done(e, wc);
+	ocq_done(e, wc, by_wc);
 }
 
 /*
@@ -526,7 +596,8 @@ static bool ocq_domains_idle(struct ocq_engine *e, int unused)
  * and the count live in registers across the done() calls, which may not
  * touch the CQ run's state (a busy poll from done() gets -EBUSY).
  */
-static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
+static __always_inline enum ocq_step __ocq_strict_deliver(struct ocq_engine *e,
+							  bool by_wc)
 {
 	struct ocq_unit *u = &e->units[OCQ_UNIT_CQ];
 	struct ib_wc *wc = &e->wcs[e->wc_pos], *end = &e->wcs[e->wc_cnt];
@@ -539,12 +610,22 @@ static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
 			step = OCQ_WAIT;
 			break;
 		}
-		ocq_done(e, wc);
+		ocq_done(e, wc, by_wc);
 	}
 	n = wc - &e->wcs[e->wc_pos];
 	WRITE_ONCE(u->completions, u->completions + n);
 	e->wc_pos += n;
 	return step;
+}
+
+static enum ocq_step ocq_strict_deliver(struct ocq_engine *e)
+{
+	return __ocq_strict_deliver(e, false);
+}
+
+static enum ocq_step ocq_strict_deliver_wc(struct ocq_engine *e)
+{
+	return __ocq_strict_deliver(e, true);
 }
 
 /* --- IB_OCQ_FLOW: the CQ run routes, one run per flow dispatches --- */
@@ -622,7 +703,7 @@ static bool ocq_flow_barrier(struct ocq_engine *e, struct ib_wc *wc)
 	if (ocq_domains_busy(e) &&
 	    !ocq_stall(e, OCQ_STALL_ANY, ocq_domains_idle))
 		return false;
-	ocq_dispatch(e, &e->units[OCQ_UNIT_CQ], wc);
+	ocq_dispatch(e, &e->units[OCQ_UNIT_CQ], wc, e->dispatch);
 	return true;
 }
 
@@ -680,7 +761,7 @@ static bool ocq_flow_inline(struct ocq_engine *e)
 		unsigned int d;
 
 		/* ocq_flow_barrier() would dispatch it here: domains are idle */
-		if (e->flow_key && ocq_wc_unposted(wc))
+		if (e->flow_key && ocq_wc_unposted(e, wc))
 			continue;
 		d = ocq_flow_of(e, wc);
 		if (unit && d != unit)
@@ -697,7 +778,8 @@ static enum ocq_step ocq_flow_deliver(struct ocq_engine *e)
 	enum ocq_step step = OCQ_MORE;
 
 	if (first < e->wc_cnt && ocq_flow_inline(e)) {
-		step = ocq_strict_deliver(e);
+		step = e->dispatch ? ocq_strict_deliver_wc(e) :
+				     ocq_strict_deliver(e);
 		WRITE_ONCE(e->inlined, e->inlined + e->wc_pos - first);
 		return step;
 	}
@@ -709,7 +791,7 @@ static enum ocq_step ocq_flow_deliver(struct ocq_engine *e)
 			step = OCQ_WAIT;
 			break;
 		}
-		if (e->flow_key && ocq_wc_unposted(wc)) {
+		if (e->flow_key && ocq_wc_unposted(e, wc)) {
 			ocq_kick_mask(e, &touched);
 			done = ocq_flow_barrier(e, wc);
 		} else {
@@ -773,8 +855,10 @@ static bool ocq_cq_waits(struct ocq_engine *e)
  * wake it: another flow's completion may be waiting in the unarmed CQ
  * behind this backlog.
  */
-static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
-				   unsigned int left)
+static __always_inline unsigned int __ocq_flow_drain(struct ocq_engine *e,
+						     unsigned int unit,
+						     unsigned int left,
+						     bool by_wc)
 {
 	struct ocq_freed freed = { .first = OCQ_NIL };
 	struct ocq_unit *u = &e->units[unit];
@@ -786,7 +870,7 @@ static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 		next = smp_load_acquire(&e->fslots[stub].next);
 		if (next == OCQ_NIL)
 			break;
-		ocq_done(e, &e->fslots[next].wc);
+		ocq_done(e, &e->fslots[next].wc, by_wc);
 		ocq_freed_add(e, &freed, stub);
 		stub = next;
 		/* done() returned: pairs with ocq_domains_busy()'s acquire */
@@ -802,6 +886,14 @@ static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
 	WRITE_ONCE(u->completions, u->completions + n);
 	ocq_flow_return(e, &freed);
 	return n;
+}
+
+static unsigned int ocq_flow_drain(struct ocq_engine *e, unsigned int unit,
+				   unsigned int left)
+{
+	if (unlikely(e->dispatch))
+		return __ocq_flow_drain(e, unit, left, true);
+	return __ocq_flow_drain(e, unit, left, false);
 }
 
 /* --- IB_OCQ_PARALLEL: workers process, the commit unit commits in order --- */
@@ -919,7 +1011,7 @@ static unsigned int ocq_worker_drain(struct ocq_engine *e, unsigned int unit,
 		for (n += k; k; k--, idx++) {
 			struct ocq_slot *slot = &e->slots[idx & e->ring_mask];
 
-			if (!ocq_wc_unposted(&slot->wc))
+			if (!ocq_wc_unposted(e, &slot->wc))
 				e->process(e->cq, &slot->wc);
 			/* pairs with smp_load_acquire() in ocq_commit_drain() */
 			smp_store_release(&slot->processed, 1);
@@ -929,8 +1021,10 @@ static unsigned int ocq_worker_drain(struct ocq_engine *e, unsigned int unit,
 	return n;
 }
 
-static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
-				     unsigned int left)
+static __always_inline unsigned int __ocq_commit_drain(struct ocq_engine *e,
+						       unsigned int unit,
+						       unsigned int left,
+						       bool by_wc)
 {
 	struct ocq_unit *u = &e->units[unit];
 	unsigned int n = 0;
@@ -944,7 +1038,7 @@ static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
 		/* pairs with smp_store_release() in ocq_worker_drain() */
 		if (!smp_load_acquire(&slot->processed))
 			break;
-		ocq_dispatch(e, u, &slot->wc);
+		ocq_dispatch(e, u, &slot->wc, by_wc);
 		/* the slot is reused only after done() returned */
 		smp_store_release(&e->committed, e->committed + 1);
 		if (!(++n % IB_OCQ_HOL_DONES) && ocq_cq_waits(e)) {
@@ -956,15 +1050,25 @@ static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
 	return n;
 }
 
+static unsigned int ocq_commit_drain(struct ocq_engine *e, unsigned int unit,
+				     unsigned int left)
+{
+	if (unlikely(e->dispatch))
+		return __ocq_commit_drain(e, unit, left, true);
+	return __ocq_commit_drain(e, unit, left, false);
+}
+
 /* --- the CQ run --- */
 
 static enum ocq_step ocq_deliver(struct ocq_engine *e)
 {
-	switch (e->mode) {
+	switch ((unsigned int)e->mode) {
 	case IB_OCQ_FLOW:
 		return ocq_flow_deliver(e);
 	case IB_OCQ_PARALLEL:
 		return ocq_parallel_deliver(e);
+	case OCQ_STRICT_BY_WC:
+		return ocq_strict_deliver_wc(e);
 	default:
 		return ocq_strict_deliver(e);
 	}
@@ -1720,7 +1824,7 @@ void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *s)
 int ocq_engine_check_attr(const struct ib_ocq_attr *attr)
 {
 	if ((unsigned int)attr->mode > IB_OCQ_PARALLEL ||
-	    (unsigned int)attr->policy > IB_ARM_DOUBLE_POLL)
+	    !ocq_policy_valid(attr->policy))
 		return -EINVAL;
 	if (attr->flags & ~(IB_OCQ_POSTPONE_ARM | IB_OCQ_DEFER_DIM))
 		return -EINVAL;
@@ -1877,14 +1981,17 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		return ret;
 	e->cq = cq;
 	e->ops = ops;
-	e->mode = attr->mode;
-	e->policy = attr->policy == IB_ARM_AUTO ? ib_cq_arm_policy(cq->device) :
-						  attr->policy;
+	/* strict with a dispatch(): a mode of its own, told apart per batch */
+	e->mode = attr->mode == IB_OCQ_STRICT && attr->dispatch ?
+			  OCQ_STRICT_BY_WC :
+			  attr->mode;
+	e->policy = ocq_policy_resolve(cq->device, attr->policy);
 	e->flags = attr->flags;
 	e->budget = attr->budget ?: OCQ_DEFAULT_BUDGET;
 	e->nr_domains = attr->nr_domains ?: ocq_default_domains(cq, nr_cpus);
 	e->flow_key = attr->flow_key;
 	e->process = attr->process;
+	e->dispatch = attr->dispatch;
 	if (attr->defer_usecs) {
 		if (!ops->defer)
 			return -EOPNOTSUPP;

@@ -46,6 +46,11 @@
 #define OCQ_STALL_ANY (-2)
 /* ordering domains at most: the CQ run tracks them in one u64 */
 #define OCQ_MAX_DOMAINS 64
+/*
+ * ocq_engine.mode of an %IB_OCQ_STRICT engine with a dispatch(): the CQ
+ * run's deliver step picks its loop by mode, once per batch
+ */
+#define OCQ_STRICT_BY_WC (IB_OCQ_PARALLEL + 1)
 /* completions taken from the CQ per ib_poll_cq() call */
 #ifndef OCQ_BATCH
 #define OCQ_BATCH 16
@@ -215,8 +220,8 @@ struct ocq_slot {
  * struct ocq_engine - an ordered completion queue's state machine
  * @cq: the CQ it polls and arms (I)
  * @ops: the host's hooks (I)
- * @mode: ordering domains (I)
- * @policy: arm policy, never %IB_ARM_AUTO (I)
+ * @mode: ordering domains, or OCQ_STRICT_BY_WC (I)
+ * @policy: arm policy, never %IB_ARM_AUTO; %IB_ARM_SOLICITED may be in it (I)
  * @flags: %IB_OCQ_POSTPONE_ARM, %IB_OCQ_DEFER_DIM (I)
  * @budget: completions per run (I)
  * @nr_domains: flow domains or process workers (I)
@@ -228,6 +233,7 @@ struct ocq_slot {
  *	without its stubs (I)
  * @flow_key: %IB_OCQ_FLOW key (I)
  * @process: %IB_OCQ_PARALLEL unordered step (I)
+ * @dispatch: called in place of done() for every completion, or NULL (I)
  * @units: the CQ unit, then the flow domains, or the workers and the commit
  *	unit (I)
  * @slots: %IB_OCQ_PARALLEL reorder ring (I)
@@ -313,6 +319,7 @@ struct ocq_engine {
 	u32 ring_mask;
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
+	void (*dispatch)(struct ib_cq *cq, struct ib_wc *wc);
 	struct ocq_unit *units;
 	struct ocq_slot *slots;
 	struct ocq_fslot *fslots;

@@ -16,7 +16,8 @@ _Static_assert((int)SIM_STRICT == IB_OCQ_STRICT &&
 _Static_assert((int)SIM_ARM_AUTO == IB_ARM_AUTO &&
 	       (int)SIM_ARM_REPORT_MISSED == IB_ARM_REPORT_MISSED &&
 	       (int)SIM_ARM_STRONG == IB_ARM_STRONG &&
-	       (int)SIM_ARM_DOUBLE_POLL == IB_ARM_DOUBLE_POLL,
+	       (int)SIM_ARM_DOUBLE_POLL == IB_ARM_DOUBLE_POLL &&
+	       (int)SIM_ARM_SOLICITED == IB_ARM_SOLICITED,
 	       "enum ib_arm_policy");
 _Static_assert(SIM_GATE_RUN == OCQ_RUN && SIM_GATE_TIMER == OCQ_TIMER,
 	       "gate bits");
@@ -65,6 +66,7 @@ struct ocq_engine *sim_engine_new(struct ib_cq *cq, const struct sim_attr *a,
 		.nr_domains = a->nr_domains,
 		.process = a->process,
 		.flow_key = a->flow_key,
+		.dispatch = a->dispatch,
 		.defer_usecs = a->defer_polls ? 1 : 0,
 		.defer_polls = a->defer_polls,
 		.suspend_usecs = a->suspend ? 1 : 0,

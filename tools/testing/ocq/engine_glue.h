@@ -22,6 +22,7 @@ enum sim_policy {
 	SIM_ARM_REPORT_MISSED,
 	SIM_ARM_STRONG,
 	SIM_ARM_DOUBLE_POLL,
+	SIM_ARM_SOLICITED = 0x10,	/* a modifier, OR'ed into one of the above */
 };
 
 struct sim_attr {
@@ -32,6 +33,11 @@ struct sim_attr {
 	unsigned int nr_domains;
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
+	/*
+	 * &ib_ocq_attr.dispatch: called in place of wc->wr_cqe->done() (a ULP
+	 * that posts with a wr_id); NULL: done()
+	 */
+	void (*dispatch)(struct ib_cq *cq, struct ib_wc *wc);
 	/* deferred re-arm: &ib_ocq_attr.defer_polls; 0: the re-arm is not
 	 * deferred, else defer_usecs = 1 (the model has no time) */
 	unsigned int defer_polls;

@@ -105,6 +105,8 @@ struct Result {
 	long lease_resumes = 0;
 	long suspends = 0, busy_from_timer = 0, suspensions_ended = 0, busy_ebusy = 0;
 	long busy_backoffs = 0, busy_spent = 0, min_back = 0, hol_waits = 0;
+	long held = 0, quiet_reports = 0;
+	long cq_dispatches = 0, domain_dispatches = 0, barrier_dispatches = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -319,6 +321,46 @@ std::vector<CaseSpec> all_cases()
 	c.policy = SIM_ARM_DOUBLE_POLL;
 	c.schedules = 3000;
 	v.push_back(c);
+	// IB_ARM_SOLICITED: the engine arms solicited-only, and the HCA's
+	// completions are a mix, the last solicited: those before it wait in
+	// the CQ for it.  The provider's policy, on each shape of
+	// REPORT_MISSED; with the double poll; in flow and parallel mode; and
+	// with one stale read
+	for (const char *p : {"iba-weak", "strong", "cb-return-1", "concurrent", "sol-narrow"}) {
+		c = make_case("strict", p, std::string("solicited/") + p);
+		c.policy = SIM_ARM_SOLICITED;
+		c.solicited = true;
+		c.pushes = 5;
+		v.push_back(c);
+	}
+	c = make_case("strict", "iba-weak", "solicited-double-poll/iba-weak");
+	c.policy = (enum sim_policy)(SIM_ARM_DOUBLE_POLL | SIM_ARM_SOLICITED);
+	c.solicited = true;
+	c.pushes = 5;
+	v.push_back(c);
+	for (const char *m : {"flow", "parallel"}) {
+		c = make_case(m, "iba-weak", std::string("solicited-") + m + "/iba-weak");
+		c.policy = SIM_ARM_SOLICITED;
+		c.solicited = true;
+		c.pushes = 5;
+		v.push_back(c);
+	}
+	c = make_case("strict", "iba-weak", "weak/solicited");
+	c.policy = SIM_ARM_SOLICITED;
+	c.solicited = true;
+	c.pushes = 5;
+	c.stale_bound = 1;
+	c.budget = 0;
+	v.push_back(c);
+	// &ib_ocq_attr.dispatch: the ULP posts with a wr_id, which the engine
+	// must hand to dispatch() untouched, never take for an ib_cqe; one
+	// successful completion carries wr_id 0 (a NULL wr_cqe), and
+	// flow-barrier's flush its wr_id
+	for (const char *m : {"strict", "flow", "parallel", "flow-barrier"}) {
+		c = make_case(m, "iba-weak", std::string("wrid/") + m);
+		c.wrid = true;
+		v.push_back(c);
+	}
 	// the seeded bugs: each must be caught
 	v.push_back(bug_case("poll_then_arm", OCQ_SIM_BUG_poll_then_arm, "strict", "iba-weak",
 			     SIM_ARM_REPORT_MISSED, "lost wakeup"));
@@ -423,6 +465,11 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.busy_spent += o.busy_spent;
 			r.min_back += o.min_back;
 			r.hol_waits += o.hol_waits;
+			r.held += o.held;
+			r.quiet_reports += o.quiet_reports;
+			r.cq_dispatches += o.cq_dispatches;
+			r.domain_dispatches += o.domain_dispatches;
+			r.barrier_dispatches += o.barrier_dispatches;
 			r.hops += o.hops;
 			r.reuses += o.reuses;
 			r.yields += o.yields;
@@ -518,6 +565,28 @@ Result explore(const CaseSpec &spec, const Options &opt)
 				r.failure = "coverage: the IB_OCQ_DEFER_DIM threshold never "
 					    "came back to 2 after a deferral that paid";
 		}
+		/*
+		 * IB_ARM_SOLICITED: a completion that is not solicited waited in
+		 * the armed CQ; on sol-narrow, REPORT_MISSED kept quiet about one
+		 */
+		if (r.failure.empty() && spec.solicited && !r.held)
+			r.failure = "coverage: no completion waited in the CQ behind a "
+				    "solicited-only arm";
+		else if (r.failure.empty() && spec.solicited && spec.provider == "sol-narrow" &&
+			 !r.quiet_reports)
+			r.failure = "coverage: REPORT_MISSED never returned 0 with a completion "
+				    "in the CQ";
+		/*
+		 * &ib_ocq_attr.dispatch: every loop that calls it ran; flow mode's
+		 * CQ run inline is the coverage check above
+		 */
+		if (r.failure.empty() && spec.wrid && mode_info(spec.mode)->engine != SIM_STRICT &&
+		    !r.domain_dispatches)
+			r.failure = "coverage: no flow domain or commit step called dispatch()";
+		else if (r.failure.empty() && spec.wrid && mode_info(spec.mode)->wait_next == 4 &&
+			 !r.barrier_dispatches)
+			r.failure = "coverage: the CQ run never called dispatch() behind the "
+				    "flow_key's barrier";
 		if (r.failure.empty() && spec.mode.find("-hol") != std::string::npos &&
 		    !r.hol_waits)
 			r.failure = "coverage: no completion waited in the unarmed CQ behind "
@@ -643,6 +712,11 @@ bool report(const CaseSpec &spec, const Result &r, const Options &opt)
 		std::printf(" back=%ld", r.min_back);
 	if (spec.mode.find("-hol") != std::string::npos)
 		std::printf("  hol-waits=%ld", r.hol_waits);
+	if (spec.solicited)
+		std::printf("  held=%ld quiet-reports=%ld", r.held, r.quiet_reports);
+	if (spec.wrid)
+		std::printf("  dispatch: cq-run=%ld domains=%ld barrier=%ld", r.cq_dispatches,
+			    r.domain_dispatches, r.barrier_dispatches);
 	std::printf("\n");
 	for (const KnownHit &h : r.known)
 		std::printf("    known engine bug %s: %ld schedule(s), first "

@@ -30,10 +30,12 @@ void trace_value(long v)
 
 } // namespace
 
-void Provider::push(const struct ib_wc &wc)
+void Provider::push(const struct ib_wc &wc, bool solicited)
 {
-	step("hca: add completion");
+	step(solicited ? "hca: add completion (solicited)" : "hca: add completion");
 	cq_.push_back(wc);
+	/* the IBA: an unsuccessful completion raises a solicited arm too */
+	solicited_.push_back(solicited || wc.status != IB_WC_SUCCESS);
 	trace_value((long)cq_.size());
 	added();
 }
@@ -51,6 +53,7 @@ int Provider::poll(int n, struct ib_wc *wc)
 	while (got < n && !cq_.empty()) {
 		wc[got++] = cq_.front();
 		cq_.pop_front();
+		solicited_.pop_front();
 	}
 	trace_value(got);
 	return got;
@@ -58,18 +61,43 @@ int Provider::poll(int n, struct ib_wc *wc)
 
 int Provider::notify(int flags)
 {
+	bool sol = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED;
 	int ret;
 
-	step((flags & IB_CQ_REPORT_MISSED_EVENTS) ? "ib_req_notify_cq(NEXT_COMP|REPORT_MISSED)" :
-						    "ib_req_notify_cq(NEXT_COMP)");
+	if (flags & IB_CQ_REPORT_MISSED_EVENTS)
+		step(sol ? "ib_req_notify_cq(SOLICITED|REPORT_MISSED)" :
+			   "ib_req_notify_cq(NEXT_COMP|REPORT_MISSED)");
+	else
+		step(sol ? "ib_req_notify_cq(SOLICITED)" : "ib_req_notify_cq(NEXT_COMP)");
 	notifies_++;
 	if (int err = fail_verb(false, notifies_)) {
 		trace_value(err);
 		return err;
 	}
 	ret = arm(flags);
+	if ((flags & IB_CQ_REPORT_MISSED_EVENTS) && !ret && !cq_.empty())
+		quiet_reports_++;
 	trace_value(ret);
 	return ret;
+}
+
+void Provider::arm_for(int flags)
+{
+	armed_ = true;
+	arm_solicited_ = (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED;
+}
+
+bool Provider::holds_match(int flags) const
+{
+	return (flags & IB_CQ_SOLICITED_MASK) == IB_CQ_SOLICITED ? holds_solicited() : !cq_.empty();
+}
+
+bool Provider::holds_solicited() const
+{
+	for (bool sol : solicited_)
+		if (sol)
+			return true;
+	return false;
 }
 
 // The end of a callback: ib_destroy_cq() waits for it, so it is ordered
@@ -101,12 +129,20 @@ bool Provider::start_spurious()
 	return true;
 }
 
+// An armed CQ raises for a new entry that matches the arm; one that does
+// not (not solicited, under a solicited-only arm) leaves it armed.
 void Provider::added()
 {
-	if (armed_) {
-		armed_ = false;
-		raise();
+	if (!armed_)
+		return;
+	if (!raises(solicited_.back())) {
+		held_++;
+		if (Scheduler *s = Scheduler::current())
+			s->note("hca: not solicited: the solicited-only arm stays");
+		return;
 	}
+	armed_ = false;
+	raise();
 }
 
 void Provider::raise()
@@ -119,8 +155,10 @@ void Provider::raise()
 
 namespace {
 
-// rxe / siw: an event only for an entry added after arming; REPORT_MISSED
-// returns 1 iff the CQ is not empty, and the CQ stays armed even then.
+// rxe / siw: an event only for an entry added after arming that matches
+// the arm; REPORT_MISSED returns 1 iff the CQ is not empty, solicited
+// entries or not (rxe's queue_empty(), siw's cq_put - cq_get), and the CQ
+// stays armed even then.
 class IbaWeak : public Provider {
 public:
 	const char *name() const override { return "iba-weak"; }
@@ -128,15 +166,16 @@ public:
 protected:
 	int arm(int flags) override
 	{
-		armed_ = true;
+		arm_for(flags);
 		if (flags & IB_CQ_REPORT_MISSED_EVENTS)
 			return cq_.empty() ? 0 : 1;
 		return 0;
 	}
 };
 
-// mlx4 / mlx5: arming with unpolled entries raises an event at once;
-// REPORT_MISSED always returns 0.
+// mlx4 / mlx5: arming with an unpolled entry that matches the arm (any, or
+// for a solicited-only arm a solicited or unsuccessful one) raises an event
+// at once; REPORT_MISSED always returns 0.
 class Strong : public Provider {
 public:
 	const char *name() const override { return "strong"; }
@@ -145,19 +184,18 @@ public:
 protected:
 	int arm(int flags) override
 	{
-		(void)flags;
-		if (cq_.empty()) {
-			armed_ = true;
-		} else {
+		if (holds_match(flags)) {
 			armed_ = false;
 			raise();
+		} else {
+			arm_for(flags);
 		}
 		return 0;
 	}
 };
 
 // Allowed by the contract (seed 001): the provider raises the handler AND
-// returns 1 when REPORT_MISSED finds entries.
+// returns 1 when REPORT_MISSED finds entries (any, whatever the arm).
 class CallbackReturn1 : public Provider {
 public:
 	const char *name() const override { return "cb-return-1"; }
@@ -170,7 +208,26 @@ protected:
 			raise();
 			return 1;
 		}
-		armed_ = true;
+		arm_for(flags);
+		return 0;
+	}
+};
+
+// IBA-weak that reads "missed events" narrowly under a solicited-only arm:
+// REPORT_MISSED returns 1 only while a solicited (or unsuccessful) entry is
+// unpolled, as a missed event would have been raised for it; the entries
+// that are not solicited wait, as they would have for the event.  Run in
+// the solicited cases only.
+class SolicitedNarrow : public IbaWeak {
+public:
+	const char *name() const override { return "sol-narrow"; }
+
+protected:
+	int arm(int flags) override
+	{
+		arm_for(flags);
+		if (flags & IB_CQ_REPORT_MISSED_EVENTS)
+			return holds_match(flags) ? 1 : 0;
 		return 0;
 	}
 };
@@ -216,7 +273,7 @@ public:
 protected:
 	int arm(int flags) override
 	{
-		armed_ = true;
+		arm_for(flags);
 		return (flags & IB_CQ_REPORT_MISSED_EVENTS) ? 1 : 0;
 	}
 };
@@ -261,6 +318,8 @@ std::unique_ptr<Provider> make_provider(const std::string &name)
 		return std::make_unique<Lossy>();
 	if (name == "perpetual-positive")
 		return std::make_unique<PerpetualPositive>();
+	if (name == "sol-narrow")
+		return std::make_unique<SolicitedNarrow>();
 	return nullptr;
 }
 

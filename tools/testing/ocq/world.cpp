@@ -27,6 +27,8 @@ const unsigned int OCQ_SIM_BUSY_BUDGET = 16;
 const unsigned int OCQ_SIM_BURST_BUDGET = 1;
 // defer-dim-paid: where each group of completions begins (producer())
 const int OCQ_SIM_PAID_GROUPS[] = {0, 2, 6};
+// CaseSpec::wrid: the successful completion posted with wr_id 0
+const int OCQ_SIM_WRID_ZERO = 1;
 
 // The shims' state: the world being executed (for WARN_ON) and the
 // allocation count.  One execution runs at a time.
@@ -79,6 +81,18 @@ void sim_process(struct ib_cq *cq, struct ib_wc *wc)
 	world_of(cq)->process(wc);
 }
 
+// CaseSpec::wrid: &ib_ocq_attr.dispatch
+void sim_dispatch(struct ib_cq *cq, struct ib_wc *wc)
+{
+	world_of(cq)->dispatch(wc);
+}
+
+// CaseSpec::wrid: done() of a trap, a wr_id taken for an ib_cqe
+void sim_trap_done(struct ib_cq *cq, struct ib_wc *wc)
+{
+	world_of(cq)->trap(wc);
+}
+
 int sim_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 {
 	int got = World::provider_of(cq)->poll(n, wc);
@@ -89,6 +103,7 @@ int sim_poll_cq(struct ib_cq *cq, int n, struct ib_wc *wc)
 
 int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 {
+	world_of(cq)->arm_flags(flags);
 	int ret = World::provider_of(cq)->notify(flags);
 
 	world_of(cq)->notified(ret);
@@ -198,13 +213,21 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 	cq_.cqe = 4;
 	qps_[0].qp_num = 1; // hash_32() sends QP 1 and QP 2 to
 	qps_[1].qp_num = 2; // different domains of two
-	pushes_ = mi_.pushes;
+	pushes_ = spec_.pushes ? spec_.pushes : mi_.pushes;
 	done_count_.assign(pushes_, 0);
 	processed_.assign(pushes_, 0);
+	keyed_.assign(pushes_, 0);
 	comps_.resize(pushes_);
 	for (int i = 0; i < pushes_; i++) {
 		comps_[i].cqe.done = sim_done;
 		comps_[i].seq = i;
+		/* flow-barrier: the last is a flush, dispatched by the CQ run */
+		comps_[i].status =
+			mi_.wait_next == 4 && i == pushes_ - 1 ? IB_WC_WR_FLUSH_ERR : IB_WC_SUCCESS;
+		comps_[i].trap.done = sim_trap_done;
+		comps_[i].wr_id = i == OCQ_SIM_WRID_ZERO && comps_[i].status == IB_WC_SUCCESS ?
+					  0 :
+					  (u64)(uintptr_t)&comps_[i].trap;
 		comps_[i].flow = mi_.two_flows ? i % 2 : 0;
 		/*
 		 * A backlog on QP 1, then one on QP 2; suspend-flow: QP 1,
@@ -226,8 +249,8 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 	ocq_sim_bug = spec_.bug;
 	if (mi_.pattern1)
 		prov_->notify(IB_CQ_NEXT_COMP); /* seed 004: initialization */
-	else
-		setup_engine();
+	else if (!setup_engine())
+		return; /* run() reports it */
 	add_contexts();
 }
 
@@ -238,8 +261,9 @@ World::~World()
 }
 
 // flow-barrier: the ULP's flows are its QPs, named by a flow_key
-static u32 sim_flow_key(struct ib_cq *, const struct ib_wc *wc)
+static u32 sim_flow_key(struct ib_cq *cq, const struct ib_wc *wc)
 {
+	world_of(cq)->keyed(wc);
 	return wc->qp ? wc->qp->qp_num : 0;
 }
 
@@ -248,7 +272,12 @@ static void watch_slot(const void *p, unsigned long n, const char *name)
 	mm_watch(p, n, name);
 }
 
-void World::setup_engine()
+/*
+ * The engine for the case's attributes, started; false if
+ * ocq_engine_init() refused them: every attribute a case passes is one the
+ * engine documents, so that is a failure of the case ("setup").
+ */
+bool World::setup_engine()
 {
 	struct sim_attr attr = {};
 
@@ -263,19 +292,23 @@ void World::setup_engine()
 	attr.postpone_arm = mi_.postpone;
 	if (mi_.wait_next == 4)
 		attr.flow_key = sim_flow_key;
+	if (spec_.wrid)
+		attr.dispatch = sim_dispatch;
 	attr.defer_polls = mi_.defer;
 	attr.defer_dim = mi_.defer_dim;
 	attr.suspend = mi_.busy > 0;
 	engine_ = sim_engine_new(&cq_, &attr, sim_schedule, mi_.defer ? sim_defer : nullptr,
 				 mi_.busy ? sim_suspend : nullptr);
 	if (!engine_) {
-		std::fprintf(stderr, "ocq_engine_init failed\n");
-		std::exit(2);
+		fail("setup: ocq_engine_init() refused the case's attributes (mode, policy, "
+		     "flags)");
+		return false;
 	}
 	sim_engine_watch(engine_, watch_slot);
 	units_.resize(sim_engine_units(engine_));
 	/* the host starts the engine; its first run is queued */
 	sim_engine_resume(engine_);
+	return true;
 }
 
 void World::add_contexts()
@@ -401,13 +434,13 @@ void World::producer()
 	for (int i = 0; i < pushes_; i++) {
 		struct ib_wc wc = {};
 
-		wc.wr_cqe = &comps_[i].cqe;
-		wc.status = IB_WC_SUCCESS;
+		if (spec_.wrid)
+			wc.wr_id = comps_[i].wr_id;
+		else
+			wc.wr_cqe = &comps_[i].cqe;
+		wc.status = comps_[i].status;
 		wc.opcode = IB_WC_RECV;
 		wc.qp = &qps_[comps_[i].flow];
-		/* flow-barrier: the last is a flush, dispatched by the CQ run */
-		if (mi_.wait_next == 4 && i == pushes_ - 1)
-			wc.status = IB_WC_WR_FLUSH_ERR;
 		/*
 		 * Deferred re-arm: the last completion lands once the CQ run
 		 * tried to arm after its deferral, so that an arm that never
@@ -430,7 +463,7 @@ void World::producer()
 			sched_.wait(
 				"hca: wait for the ULP's resume", [this] { return lease_resumed_; },
 				false);
-		prov_->push(wc);
+		prov_->push(wc, solicited(i));
 		/* slot reuse: the rest once done() sleeps (below) */
 		if (mi_.wait_next == 3 && i == OCQ_SIM_FIRST_BURST - 1)
 			sched_.wait(
@@ -438,6 +471,17 @@ void World::producer()
 				[this] { return reuse_phase_ > 0; }, false);
 	}
 	producer_done_ = true;
+}
+
+/*
+ * CaseSpec::solicited: the completions a mix, so that some that are not
+ * solicited come before one that is, and wait for it under a
+ * solicited-only arm; the last is solicited, so that the CQ is drained in
+ * the end.  Otherwise none is (an IB_CQ_NEXT_COMP arm does not look).
+ */
+bool World::solicited(int seq) const
+{
+	return spec_.solicited && (seq == pushes_ - 1 || seq % 3 == 2);
 }
 
 /*
@@ -1255,6 +1299,29 @@ void World::end_cq_run()
 }
 
 /*
+ * The arm the policy asks for: IB_CQ_SOLICITED under IB_ARM_SOLICITED,
+ * else IB_CQ_NEXT_COMP, whatever the base policy and whoever arms (a run,
+ * a busy poll).  A NEXT_COMP arm under a solicited policy loses nothing
+ * (the provider raises for more than was asked), so no other property
+ * sees it: it is checked here, at the call.  Whether REPORT_MISSED is
+ * asked is left to the end checks (a lost wakeup where it was needed).
+ */
+void World::arm_flags(int flags)
+{
+	bool sol = spec_.policy & SIM_ARM_SOLICITED;
+	int want = sol ? IB_CQ_SOLICITED : IB_CQ_NEXT_COMP;
+
+	if ((flags & IB_CQ_SOLICITED_MASK) == want || arm_flags_failed_)
+		return;
+	arm_flags_failed_ = true;
+	fail(fmt(sol ? "arm flags: ib_req_notify_cq() with flags %#lx under a solicited-only "
+		       "policy (IB_ARM_SOLICITED): it must ask for IB_CQ_SOLICITED" :
+		       "arm flags: ib_req_notify_cq() with flags %#lx under a policy without "
+		       "IB_ARM_SOLICITED: it must ask for IB_CQ_NEXT_COMP",
+		 flags));
+}
+
+/*
  * ib_req_notify_cq() returned @ret.  With the deferred re-arm the engine
  * arms only in a CQ run that found nothing before its last poll (the one
  * ib_poll_and_notify() makes just before the arm), and once defer_polls
@@ -1392,11 +1459,13 @@ void World::timer_cancel()
 // --- the ULP ---
 
 // The completion a work completion stands for, or NULL if it is none the
-// HCA added (a slot never filled: its wr_cqe is NULL or stale).
+// HCA added (a slot never filled: its wr_cqe is NULL or stale).  With
+// CaseSpec::wrid, by wr_id: a slot never filled (wr_id 0) then reads as
+// the completion posted with wr_id 0.
 const World::Completion *World::completion_of(const struct ib_wc *wc) const
 {
 	for (const Completion &c : comps_)
-		if (wc->wr_cqe == &c.cqe)
+		if (spec_.wrid ? wc->wr_id == c.wr_id : wc->wr_cqe == &c.cqe)
 			return &c;
 	return nullptr;
 }
@@ -1605,6 +1674,61 @@ void World::done(struct ib_wc *wc)
 	in_done_[d]--;
 }
 
+/*
+ * CaseSpec::wrid: &ib_ocq_attr.dispatch, the ULP's handler for every
+ * completion.  It finds the completion by its wr_id, which must be one the
+ * ULP posted (a slot never filled reads as wr_id 0, completion_of()), with
+ * the HCA's status (a flush too), and is then what done() is: the same
+ * checks, in the same context.
+ */
+void World::dispatch(struct ib_wc *wc)
+{
+	const Completion *c = completion_of(wc);
+
+	if (in_cq_run())
+		cq_dispatches_++;
+	else
+		domain_dispatches_++;
+	if (!c) {
+		fail(fmt("dispatch: wr_id %#lx is none the ULP posted", (long)wc->wr_id));
+		return;
+	}
+	if (wc->status != c->status)
+		fail(fmt("dispatch: seq %ld with status %ld, the HCA returned %ld", c->seq,
+			 (long)wc->status, (long)c->status));
+	done(wc);
+}
+
+/*
+ * CaseSpec::wrid: done() of a trap: the engine took a wr_id for an ib_cqe
+ * and called through it.  A kernel would jump to whatever the ULP's wr_id
+ * points at.
+ */
+void World::trap(const struct ib_wc *wc)
+{
+	for (const Completion &c : comps_)
+		if (wc->wr_cqe == &c.trap)
+			fail(fmt("dispatch: done() called for a completion posted with a wr_id "
+				 "(seq %ld)",
+				 c.seq));
+}
+
+/*
+ * flow-barrier: flow_key() is called for successful completions only
+ * (with &ib_ocq_attr.dispatch, whatever their wr_id), and for each of them
+ * (check_terminal()).
+ */
+void World::keyed(const struct ib_wc *wc)
+{
+	const Completion *c = completion_of(wc);
+
+	if (!c)
+		return;
+	keyed_[c->seq]++;
+	if (wc->status != IB_WC_SUCCESS)
+		fail(fmt("flow_key: called for seq %ld, an unsuccessful completion", c->seq));
+}
+
 void World::process(struct ib_wc *wc)
 {
 	const Completion *c = completion_of(wc);
@@ -1669,6 +1793,10 @@ Outcome World::run()
 	struct sim_stats s = {};
 	End end;
 
+	if (!mi_.pattern1 && !engine_) {
+		o.failures = failures_;
+		return o;
+	}
 	g_world = this;
 	end = sched_.run();
 	check_terminal(end);
@@ -1719,6 +1847,12 @@ Outcome World::run()
 	o.busy_spent = busy_spent_;
 	o.min_back = min_back_;
 	o.hol_waits = hol_waits_;
+	o.held = prov_->held();
+	o.quiet_reports = prov_->quiet_reports();
+	o.cq_dispatches = cq_dispatches_;
+	o.domain_dispatches = domain_dispatches_;
+	if (mi_.engine == SIM_FLOW)
+		o.barrier_dispatches = std::max(cq_dispatches_ - (long)s.inlined, 0L);
 	return o;
 }
 
@@ -1760,6 +1894,14 @@ void World::check_terminal(End end)
 	for (int i = 0; i < pushes_; i++)
 		if (done_count_[i] != 1)
 			fail(fmt("lost wakeup: seq %ld dispatched %ld times", i, done_count_[i]));
+	for (int i = 0; mi_.wait_next == 4 && i < pushes_; i++)
+		if (comps_[i].status == IB_WC_SUCCESS && !keyed_[i])
+			fail(fmt(comps_[i].wr_id || !spec_.wrid ?
+					 "flow_key: never called for seq %ld, a successful "
+					 "completion" :
+					 "flow_key: never called for seq %ld, a successful "
+					 "completion posted with wr_id 0",
+				 i));
 	if (freed_)
 		return; // torn down once every completion was seen; done() checks after
 	/* the last arm's move of the IB_OCQ_DEFER_DIM threshold, read nowhere else */
@@ -1852,6 +1994,15 @@ void World::check_stats(const struct sim_stats &s)
 	if ((long)s.defers != defer_calls_)
 		fail(fmt("stats: defers %ld != ops->defer() calls %ld", (long)s.defers,
 			 defer_calls_));
+	/*
+	 * CaseSpec::wrid, flow mode: the CQ run dispatches inline (counted) or,
+	 * with a flow_key, an unsuccessful completion behind the barrier
+	 */
+	if (spec_.wrid && mi_.engine == SIM_FLOW &&
+	    ((long)s.inlined > cq_dispatches_ ||
+	     (mi_.wait_next != 4 && (long)s.inlined != cq_dispatches_)))
+		fail(fmt("stats: inlined %ld, but the CQ run called dispatch() %ld times",
+			 (long)s.inlined, cq_dispatches_));
 	if ((long)s.busy_polls != busy_took_ || (long)s.suspends != suspend_calls_ ||
 	    (long)s.contended != busy_ebusy_)
 		fail(fmt("stats: busy_polls, suspends, contended %ld, %ld, %ld: not what the "

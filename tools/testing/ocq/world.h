@@ -41,6 +41,13 @@ struct CaseSpec {
 				     // units' first cancels
 	bool cq_hops = false;	     // two contexts take the CQ unit's runs, in
 				     // no host order: only the gate hands over
+	bool solicited = false;	     // the HCA's completions a mix: seq i is
+				     // solicited iff it is the last or i % 3
+				     // == 2 (for IB_ARM_SOLICITED)
+	int pushes = 0;		     // completions the HCA adds; 0: the mode's
+	bool wrid = false;	     // the ULP posts with a wr_id, not an
+				     // ib_cqe: &ib_ocq_attr.dispatch (see
+				     // World::Completion)
 };
 
 // How a mode sets up the world.
@@ -126,6 +133,16 @@ struct Outcome {
 				// 2 after a deferral that paid
 	long hol_waits = 0;	// wait_next 2: done() calls while a completion
 				// waited in the CQ with nothing to fetch it
+	long held = 0;		// provider: entries added to the armed CQ that
+				// did not raise it (solicited-only arm)
+	long quiet_reports = 0;	// provider: REPORT_MISSED arms that returned 0
+				// with entries in the CQ
+	long cq_dispatches = 0;	// CaseSpec::wrid: dispatch() calls by the CQ
+				// run
+	long domain_dispatches = 0; // ... by a flow domain or the commit unit
+	long barrier_dispatches = 0; // ... by the CQ run behind a flow_key's
+				     // barrier (flow mode: those the CQ run
+				     // made but not inline)
 };
 
 class World {
@@ -148,9 +165,16 @@ public:
 	void schedule(unsigned int unit, bool timer = false);
 	void defer();
 	void suspend();
+	// ib_req_notify_cq(@flags), before the provider acts on it
+	void arm_flags(int flags);
 	void notified(int ret);
 	void done(struct ib_wc *wc);
+	// CaseSpec::wrid: &ib_ocq_attr.dispatch, and done() of a trap
+	void dispatch(struct ib_wc *wc);
+	void trap(const struct ib_wc *wc);
 	void process(struct ib_wc *wc);
+	// flow-barrier: the ULP's flow_key()
+	void keyed(const struct ib_wc *wc);
 	void polled(const struct ib_wc *wc, int got);
 	void warn(const std::string &what);
 	// a tracepoint read the CQ: a use after free once it is destroyed
@@ -175,11 +199,19 @@ private:
 		bool cancelled = false;
 		int runs = 0;
 	};
-	// A completion as the ULP posted it: done() finds it by wr_cqe.
+	// A completion as the ULP posted it: done() finds it by wr_cqe.  With
+	// CaseSpec::wrid the ULP posted it with a wr_id instead, which
+	// dispatch() maps back: the address of @trap, whose done() fails (an
+	// engine that takes the wr_id for an ib_cqe calls it), or 0 for one
+	// successful completion (an engine that takes it for a NULL wr_cqe
+	// drops it with a WARN, or skips process()).
 	struct Completion {
 		struct ib_cqe cqe;	// first: wr_cqe points here
 		int seq;
 		int flow;
+		enum ib_wc_status status; // what the HCA returns
+		struct ib_cqe trap;	// CaseSpec::wrid: done() fails
+		u64 wr_id;		// CaseSpec::wrid: 0 or &trap
 	};
 
 	const Completion *completion_of(const struct ib_wc *wc) const;
@@ -193,9 +225,10 @@ private:
 	void check_flow_state(const Completion *c);
 	void reuse_sleep(long seq);
 	void late_kick();
-	void setup_engine();
+	bool setup_engine();
 	void add_contexts();
 	void producer();
+	bool solicited(int seq) const;
 	void callback_cpu();
 	void spurious(int n);
 	void worker(unsigned int unit);
@@ -262,6 +295,9 @@ private:
 	std::vector<int> dispatched_;	// seq, in done() order
 	std::vector<int> done_count_;
 	std::vector<int> processed_;
+	std::vector<int> keyed_;	// per seq: flow_key() calls
+	long cq_dispatches_ = 0;	// see Outcome::cq_dispatches
+	long domain_dispatches_ = 0;	// see Outcome::domain_dispatches
 	int in_done_[3] = {};		// per domain: done() calls running
 	int last_[3] = {-1, -1, -1};	// per domain: last seq dispatched
 	long handler_calls_ = 0;
@@ -356,6 +392,7 @@ private:
 					// polled or armed last; -1: none since
 					// the unit was free or the timer's
 	bool overlap_failed_ = false;
+	bool arm_flags_failed_ = false;
 	bool handoff_ = false;		// mark each poll and check it at the
 					// next holder's start (check_handoff())
 	bool freed_ = false;
