@@ -24,6 +24,8 @@ QUICK ?=
 SMP ?= 2
 # make ulp-bench: 2 for the two-node shape (target and server across the wire)
 NODES ?= 1
+# make ulp-bench: which ULPs (nvme, nfs, rds; empty: all, nvme and nfs with NODES=2)
+ULPS ?=
 # make fabric-faults: trials of each fault, and which faults (empty: all)
 TRIALS ?= 5
 FAULTS ?=
@@ -90,7 +92,7 @@ bench:
 
 ulp-bench:
 	@W='$(W)' SMP='$(SMP)' REPEATS='$(REPEATS)' QUICK='$(QUICK)' NODES='$(NODES)' \
-		tools/testing/ulps/ulp-bench.sh '$(KERNEL)'
+		ULPS='$(ULPS)' tools/testing/ulps/ulp-bench.sh '$(KERNEL)'
 
 # The soak: selftests/soak/ (the fake provider's mixed scenarios, then the demo on
 # each ordered CQ path), DURATION seconds in all.  The guest's /init gets
@@ -135,9 +137,10 @@ dkms-check:
 deb-check:
 	@tools/testing/deb-check.sh '$(KERNEL)'
 
-# NFS/RDMA (rpcrdma) and NVMe-oF (nvme-rdma, nvmet-rdma) from KERNEL='s Debian source
-# package, built stock and converted to ocq by scripts/coccinelle/api/ib_ocq_dropin.cocci
-# (prints the conversion's diff); modules in build/<kver>/ulps/{stock,ocq}/.
+# NFS/RDMA (rpcrdma), NVMe-oF (nvme-rdma, nvmet-rdma) and RDS (rds, rds_rdma) from
+# KERNEL='s Debian source package, built stock and converted to ocq by
+# scripts/coccinelle/api/ib_ocq_dropin.cocci and ib_poll_cq_and_arm.cocci (prints the
+# conversion's diff); modules in build/<kver>/ulps/{stock,ocq}/.
 ulps:
 	@W='$(W)' tools/testing/ulps/build.sh '$(KERNEL)'
 
@@ -360,10 +363,12 @@ help:
 	@echo 'deb           the Debian packages ocq-dkms and ocq-tools, in build/deb/'
 	@echo 'deb-check     install them and KERNEL='"'"'s headers on this system, check DKMS built the'
 	@echo '              modules, purge it all again (changes the system: CI, throwaway machines)'
-	@echo 'ulps          rpcrdma, nvme-rdma and nvmet-rdma from KERNEL='"'"'s linux-source, stock and'
-	@echo '              converted to ocq by the semantic patch (prints its diff); build/<kver>/ulps/'
-	@echo 'ulp-bench     those ULPs, stock against converted, under NVMe-oF and NFS I/O in one boot'
-	@echo '              (REPEATS=, QUICK=1, NODES=2: across a wire between two guests);'
+	@echo 'ulps          rpcrdma, nvme-rdma, nvmet-rdma and rds_rdma from KERNEL='"'"'s linux-source,'
+	@echo '              stock and converted to ocq by the semantic patches (prints their diff);'
+	@echo '              build/<kver>/ulps/'
+	@echo 'ulp-bench     those ULPs, stock against converted, under NVMe-oF and NFS I/O and RDS'
+	@echo '              messages in one boot (REPEATS=, QUICK=1, ULPS='"'"'nvme nfs rds'"'"' or a subset,'
+	@echo '              NODES=2: NVMe-oF and NFS across a wire between two guests);'
 	@echo '              build/ulp-bench/<kver>/ (Documentation/performance.rst)'
 	@echo 'patches       ocq as a patch series against linux-source-6.12 in build/patches/: checkpatch'
 	@echo '              --strict on each, git am on a fresh copy, in-tree W=1 build (QUICK=1: no build)'

@@ -376,11 +376,16 @@ wakeup guarantees, and the send queue accounting helpers."
 
 if has cocci; then
 	add_files cocci
-	commit "RDMA/core: Add a semantic patch converting ULPs to ordered CQs" \
+	commit "RDMA/core: Add semantic patches converting ULPs to ordered CQs" \
 "Add a coccinelle script that converts a ULP's ib_alloc_cq(),
 ib_alloc_cq_any(), ib_free_cq(), ib_cq_pool_get(), ib_cq_pool_put() and
 ib_process_cq_direct() calls to their ordered CQ counterparts with the
-default attributes, and adds the <rdma/ib_ocq.h> include."
+default attributes, and adds the <rdma/ib_ocq.h> include.
+
+Add another that converts a tasklet's hand-rolled poll, arm, poll again
+of a CQ it made with ib_create_cq() (RDS's shape) to a loop on
+ib_poll_cq_and_arm() or ib_poll_cq_and_arm_solicited(), after the arm's
+flag, that reschedules the tasklet when the CQ is left unarmed."
 fi
 cd "$TOP"
 

@@ -1,8 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# build.sh - the kernel's own NFS/RDMA and NVMe-oF ULPs, converted to ocq by the
-# semantic patch, built next to the stock ones against a Debian kernel.
+# build.sh - the kernel's own NFS/RDMA, NVMe-oF and RDS ULPs, converted to ocq by
+# semantic patches, built next to the stock ones against a Debian kernel.
 #
 # Usage: tools/testing/ulps/build.sh [METAPACKAGE]    (default: linux-image-amd64)
 #
@@ -15,17 +15,25 @@
 #      net/sunrpc/xprtrdma/                       -> rpcrdma.ko (its Makefile as Kbuild)
 #      drivers/nvme/host/{rdma.c,nvme.h,fabrics.h} -> nvme-rdma.ko
 #      drivers/nvme/target/{rdma.c,nvmet.h}         -> nvmet-rdma.ko
+#      net/rds/                                   -> rds.ko, rds_rdma.ko (its Makefile
+#                                                    as Kbuild; rds_tcp.ko is built too
+#                                                    but not kept)
 #    Every header they include must be in that list or in the kernel's headers package.
-# 3. They are copied to build/<KVER>/ulps/stock/ and build/<KVER>/ulps/ocq/, and
-#    scripts/coccinelle/api/ib_ocq_dropin.cocci converts the ocq copy; the diff is
-#    printed on stdout (and kept in build/<KVER>/ulps/ocq.diff).  It is an error if
-#    spatch fails, if a file with CQ calls is left unchanged or keeps a CQ call of
-#    ib_core, or if a file without one changes.
+# 3. They are copied to build/<KVER>/ulps/stock/ and build/<KVER>/ulps/ocq/, and two
+#    semantic patches convert the ocq copy: scripts/coccinelle/api/ib_ocq_dropin.cocci
+#    the CQ calls of ib_core (ib_alloc_cq() and the rest: NFS/RDMA, NVMe-oF), then
+#    scripts/coccinelle/api/ib_poll_cq_and_arm.cocci a tasklet's hand-rolled poll,
+#    arm, poll again (RDS's rds_rdma: net/rds/ib_cm.c).  The diff is printed on stdout
+#    (and kept in build/<KVER>/ulps/ocq.diff).  It is an error if spatch fails, if a
+#    file with CQ calls or ib_poll_cq() loops is left unchanged or keeps one, or if a
+#    file without either changes.
 # 4. Both trees are built out of tree against the kernel headers (M=); the modules are
 #    copied to build/<KVER>/ulps/{stock,ocq}/*.ko.  Each module's vermagic must equal
-#    the one of the kernel's own module, the converted ones must depend on ib_ocq and
-#    the stock ones must not.
-# 5. ulp-io (ulp-io.c), the ULP tests' I/O tool, is built static into
+#    the one of the kernel's own module, the converted ones (all but rds.ko, whose
+#    source the semantic patches leave alone) must depend on ib_ocq and the stock
+#    ones must not.
+# 5. ulp-io (ulp-io.c), the ULP tests' I/O tool, and rds-io (rds-io.c), the AF_RDS
+#    traffic of the RDS test and bench, are built static into
 #    build/<KVER>/guest-bin/, which the guest has in /usr/bin/.
 set -euo pipefail
 
@@ -33,8 +41,12 @@ META=${1:-linux-image-amd64}
 TOP=$(cd "$(dirname "$0")/../../.." && pwd)
 VM=$TOP/tools/testing/vm
 COCCI=$TOP/scripts/coccinelle/api/ib_ocq_dropin.cocci
-# The CQ calls of ib_core that the semantic patch converts.
+COCCI_LOOPS=$TOP/scripts/coccinelle/api/ib_poll_cq_and_arm.cocci
+# The CQ calls of ib_core that ib_ocq_dropin.cocci converts.
 CQ_CALLS='\<(ib_alloc_cq|ib_alloc_cq_any|ib_free_cq|ib_cq_pool_get|ib_cq_pool_put|ib_process_cq_direct)[[:space:]]*\('
+# The polls of the loops that ib_poll_cq_and_arm.cocci converts (a call, not a comment's
+# "ib_poll_cq()").
+POLL_CALLS='\<ib_poll_cq[[:space:]]*\([^)]'
 
 # shellcheck source=tools/lint/lib.sh
 source "$TOP/tools/lint/lib.sh"    # ksrc_candidate, ksrc_has_version, ksrc_fetch, ensure_tools
@@ -76,7 +88,8 @@ if [ "$SVER" != "$IVER" ]; then
 fi
 
 ULP_PATHS=(net/sunrpc/xprtrdma drivers/nvme/host/rdma.c drivers/nvme/host/nvme.h
-	   drivers/nvme/host/fabrics.h drivers/nvme/target/rdma.c drivers/nvme/target/nvmet.h)
+	   drivers/nvme/host/fabrics.h drivers/nvme/target/rdma.c drivers/nvme/target/nvmet.h
+	   net/rds)
 SRC=$TOP/.cache/ulps/$SPKG
 mkdir -p "$TOP/.cache/ulps"
 exec 8> "$TOP/.cache/ulps/.$SPKG.lock"
@@ -92,7 +105,8 @@ if [ "$(cat "$SRC/VERSION" 2>/dev/null)" != "$SVER" ] ||
 else
 	log "$SPKG $SVER (cached)"
 fi
-flock -u 8
+# The lock stays held until the sources are copied (step 3): another build with other
+# paths would extract them again in place.
 
 # Every header the ULPs include is theirs (extracted) or the headers package's.
 COMMON=$(dirname "$KCOMMON_MAKEFILE")
@@ -127,48 +141,63 @@ STAGE=$B/.stage
 rm -rf "$STAGE"
 mkdir -p "$STAGE/stock"
 (cd "$SRC" && cp -a --parents "${ULP_PATHS[@]}" "$STAGE/stock/")
-# The kbuild files: xprtrdma's own Makefile, two lines for each NVMe module.
+flock -u 8
+# The kbuild files: xprtrdma's and RDS's own Makefiles, two lines for each NVMe module.
 mv "$STAGE/stock/net/sunrpc/xprtrdma/Makefile" "$STAGE/stock/net/sunrpc/xprtrdma/Kbuild"
+mv "$STAGE/stock/net/rds/Makefile" "$STAGE/stock/net/rds/Kbuild"
 printf 'obj-m += nvme-rdma.o\nnvme-rdma-y := rdma.o\n' > "$STAGE/stock/drivers/nvme/host/Kbuild"
 printf 'obj-m += nvmet-rdma.o\nnvmet-rdma-y := rdma.o\n' > "$STAGE/stock/drivers/nvme/target/Kbuild"
-printf 'obj-m += net/sunrpc/xprtrdma/ drivers/nvme/host/ drivers/nvme/target/\n' \
+printf 'obj-m += net/sunrpc/xprtrdma/ drivers/nvme/host/ drivers/nvme/target/ net/rds/\n' \
 	> "$STAGE/stock/Kbuild"
 cp -a "$STAGE/stock" "$STAGE/ocq"
 
-log "spatch $(realpath --relative-to="$TOP" "$COCCI") on the ocq copy"
-# --no-includes --include-headers: the .cocci's Options line, which only coccicheck reads.
-if ! (cd "$STAGE/ocq" && spatch -D patch --very-quiet --no-includes --include-headers \
-	--sp-file "$COCCI" --dir . --in-place) > "$B/spatch.log" 2>&1 ||
-   grep -qE '^(Fatal error|EXN|exception|parse error)' "$B/spatch.log"; then
-	cat "$B/spatch.log" >&2
-	die "spatch failed (log: ${B#"$TOP"/}/spatch.log)"
-fi
+: > "$B/spatch.log"
+for c in "$COCCI" "$COCCI_LOOPS"; do
+	log "spatch $(realpath --relative-to="$TOP" "$c") on the ocq copy"
+	# --no-includes --include-headers: the .cocci's Options line, which only coccicheck
+	# reads.
+	if ! (cd "$STAGE/ocq" && spatch -D patch --very-quiet --no-includes --include-headers \
+		--sp-file "$c" --dir . --in-place) >> "$B/spatch.log" 2>&1 ||
+	   grep -qE '^(Fatal error|EXN|exception|parse error)' "$B/spatch.log"; then
+		cat "$B/spatch.log" >&2
+		die "spatch failed (log: ${B#"$TOP"/}/spatch.log)"
+	fi
+done
 (cd "$STAGE" && diff -ru stock ocq) > "$B/ocq.diff" || true
 cat "$B/ocq.diff"
 
-mapfile -t with_calls < <(cd "$STAGE/stock" && grep -rlE "$CQ_CALLS" --include='*.[ch]' . |
-	sed 's|^\./||' | sort)
+files_with() {	# REGEX: the files of the stock copy that match it
+	(cd "$STAGE/stock" && grep -rlE "$1" --include='*.[ch]' . | sed 's|^\./||' | sort)
+}
+mapfile -t with_calls < <(files_with "$CQ_CALLS")
+mapfile -t with_loops < <(files_with "$POLL_CALLS")
+mapfile -t with_either < <(printf '%s\n' "${with_calls[@]}" "${with_loops[@]}" | sort -u)
 mapfile -t changed < <(cd "$STAGE" && diff -rq stock ocq | sed -nE 's|^Files stock/(.*) and ocq/.* differ$|\1|p' | sort)
 [ ${#with_calls[@]} -gt 0 ] || die "no CQ call of ib_core in the ULP sources: not the expected tree"
-for f in "${with_calls[@]}"; do
+[ ${#with_loops[@]} -gt 0 ] || die "no ib_poll_cq() loop in the ULP sources: not the expected tree"
+for f in "${with_either[@]}"; do
 	cmp -s "$STAGE/stock/$f" "$STAGE/ocq/$f" &&
-		die "the semantic patch changed nothing in $f, which has CQ calls of ib_core:" \
-			"$(grep -nE "$CQ_CALLS" "$STAGE/stock/$f" | tr '\n' ' ')"
-	if grep -qE "$CQ_CALLS" "$STAGE/ocq/$f"; then
-		die "$f keeps CQ calls of ib_core after the semantic patch:" \
-			"$(grep -nE "$CQ_CALLS" "$STAGE/ocq/$f" | tr '\n' ' ')"
+		die "the semantic patches changed nothing in $f, which has CQ calls of ib_core" \
+			"or ib_poll_cq() loops:" \
+			"$(grep -nE "$CQ_CALLS|$POLL_CALLS" "$STAGE/stock/$f" | tr '\n' ' ')"
+	if grep -qE "$CQ_CALLS|$POLL_CALLS" "$STAGE/ocq/$f"; then
+		die "$f keeps CQ calls of ib_core or ib_poll_cq() loops after the semantic" \
+			"patches: $(grep -nE "$CQ_CALLS|$POLL_CALLS" "$STAGE/ocq/$f" | tr '\n' ' ')"
 	fi
 	grep -q '^#include <rdma/ib_ocq.h>' "$STAGE/ocq/$f" ||
-		die "the semantic patch added no #include <rdma/ib_ocq.h> to $f"
+		die "the semantic patches added no #include <rdma/ib_ocq.h> to $f"
 done
-[ "${changed[*]}" = "${with_calls[*]}" ] ||
-	die "the semantic patch changed ${changed[*]:-nothing}; the files with CQ calls are ${with_calls[*]}"
+[ "${changed[*]}" = "${with_either[*]}" ] ||
+	die "the semantic patches changed ${changed[*]:-nothing}; the files with CQ calls or" \
+		"ib_poll_cq() loops are ${with_either[*]}"
 log "converted: ${changed[*]}"
 
 # 4. Build both trees.  rsync -c keeps the objects of files whose content did not change.
 unset MAKEFLAGS MFLAGS MAKELEVEL MAKEOVERRIDES
 JOBS=$(( $(nproc) < 2 ? $(nproc) : 2 ))
-MODS=(rpcrdma nvme-rdma nvmet-rdma)
+MODS=(rpcrdma nvme-rdma nvmet-rdma rds rds_rdma)
+# rds.ko has no CQ: the same source in both trees, built in each for rds_rdma.ko.
+UNCONVERTED=(rds)
 for t in stock ocq; do
 	rsync -ac --delete --exclude='*.o' --exclude='*.ko' --exclude='*.mod' --exclude='*.mod.c' \
 		--exclude='.*.cmd' --exclude='*.order' --exclude='*.symvers' --exclude='.*.d' \
@@ -211,16 +240,19 @@ for m in "${MODS[@]}"; do
 		deps=$(modinfo -F depends "$ko")
 		[ "$vm" = "$want" ] ||
 			die "$t/$m.ko: vermagic '$vm', the kernel's $m: '$want'"
-		if [ $t = ocq ]; then
+		if [ $t = ocq ] && [[ " ${UNCONVERTED[*]} " != *" $m "* ]]; then
 			has_dep "$deps" ib_ocq || die "ocq/$m.ko does not depend on ib_ocq (depends: $deps)"
 		else
-			! has_dep "$deps" ib_ocq || die "stock/$m.ko depends on ib_ocq (depends: $deps)"
+			! has_dep "$deps" ib_ocq || die "$t/$m.ko depends on ib_ocq (depends: $deps)"
 		fi
 		printf '  %-5s %-14s vermagic %s; depends %s\n' "$t" "$m.ko" "$vm" "$deps" >&2
 	done
 done
-# 5. The tests' I/O tool.
+# 5. The tests' I/O tools.
 mkdir -p "$TOP/build/$KVER/guest-bin"
-gcc -static -O2 -Wall -Wextra -Werror -pthread -o "$TOP/build/$KVER/guest-bin/ulp-io" \
-	"$TOP/tools/testing/ulps/ulp-io.c" || die "building ulp-io"
-log "ok: ${MODS[*]/%/.ko} in ${B#"$TOP"/}/{stock,ocq}/ ($SPKG $SVER, $KVER), ulp-io in build/$KVER/guest-bin/"
+for p in ulp-io rds-io; do
+	gcc -static -O2 -Wall -Wextra -Werror -pthread -o "$TOP/build/$KVER/guest-bin/$p" \
+		"$TOP/tools/testing/ulps/$p.c" || die "building $p"
+done
+log "ok: ${MODS[*]/%/.ko} in ${B#"$TOP"/}/{stock,ocq}/ ($SPKG $SVER, $KVER), ulp-io and" \
+	"rds-io in build/$KVER/guest-bin/"

@@ -2,17 +2,21 @@
 # SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 #
 # guest-ulp-bench.sh - the guest's part of make ulp-bench (see ulp-bench.sh): the
-# kernel's NVMe-oF and NFS/RDMA modules, stock and converted to ocq (/ko/ulps/),
-# under the same workloads, interleaved and repeated in one boot.
+# kernel's NVMe-oF, NFS/RDMA and RDS modules, stock and converted to ocq
+# (/ko/ulps/), under the same workloads, interleaved and repeated in one boot.
 #
 # Usage (in the guest, as a test of /init): guest-ulp-bench.sh CONF
 # CONF is sourced and sets REPEATS, MIB (MiB of each sequential pass), RAND_OPS
-# (4 KiB random reads per pass), THREADS (of the random reads) and ULP_IO (where
-# ulp-io is).
+# (4 KiB random reads per pass), THREADS (of the random reads), ULP_IO (where
+# ulp-io is) and ULPS (which of nvme, nfs and rds run; all three if unset).
 #
-# Per repeat, per ULP (nvme, nfs), per variant (stock, ocq): set up, then three
+# Per repeat, per variant (stock, ocq), per ULP: NVMe-oF and NFS set up, then three
 # passes with ulp-io (seq_write and seq_read of 1 MiB blocks, rand_read of 4 KiB
-# ones, O_DIRECT), each printed as one line:
+# ones, O_DIRECT); RDS two passes with rds-io over rxe0 from 10.11.12.1 to itself,
+# THREADS socket pairs, every message checked: msg_small (RAND_OPS messages of 32 B
+# to 1 KiB per pair) and msg_large (16 to 48 KiB, about MIB MiB in all); rds-io's
+# "ops" are messages, its "iops" messages/s, and its "counters" RDS's own.  Each
+# pass is printed as one line:
 #   ULPB-REC {"ulp":…,"variant":…,"repeat":…,"pass":…,"busy_ns":…,
 #             "io":{ulp-io's JSON},"ocq":{"events":…,"runs":…,"completions":…},
 #             "rxe":{"sent_pkts":…,…},"env":{…}}
@@ -21,8 +25,12 @@
 # every counter of rxe0's hw_counters over the pass (retransmissions, RNR NAKs,
 # sequence errors...), stock and converted alike.  env: the guest's steal time and
 # all time of all CPUs (/proc/stat ticks) over the pass and its 1-minute load
-# average before and after: {"steal":…,"ticks":…,"load0":…,"load1":…}.  After the timed
-# repeats each ULP's stock variant runs once more with the rdma_core tracepoints on
+# average before and after: {"steal":…,"ticks":…,"load0":…,"load1":…}.  RDS polls its
+# CQs in its own tasklets, in both variants, and counts its CQ events
+# (ib_evt_handler_call), tasklet runs (ib_tasklet_call) and completions
+# (ib_rx_cq_event, ib_tx_cq_event) itself: rds-io's counters give them for every
+# pass.  After the timed repeats NVMe-oF's and NFS's stock variant runs once more
+# with the rdma_core tracepoints on
 # ("repeat":0 and "count":{"events":…,"runs":…,"completions":…,"overrun":…}:
 # cq_schedule, cq_process, the completions cq_poll returned, and the events the
 # trace buffer lost); no timed pass has tracing on.
@@ -30,6 +38,7 @@ set -u
 CONF=${1:-/ulp-bench.conf}
 # shellcheck source=/dev/null
 . "$CONF"
+ULPS=${ULPS:-nvme nfs rds}
 . /selftests/lib/ksft.sh
 . /selftests/lib/rxe.sh
 . /selftests/ulp/lib.sh
@@ -113,7 +122,7 @@ pass() {
 	shift 5
 	[ "$count" = 1 ] && trace_on
 	r0=$(rxe_now) e0=$(env_now) c0=$(ocq_counts) b0=$(busy)
-	io=$("$ULP_IO" "$@") || say "$ulp $v $name: ulp-io failed: $io"
+	io=$("$ULP_IO" "$@") || say "$ulp $v $name: ${ULP_IO##*/} failed: $io"
 	b1=$(busy) c1=$(ocq_counts) e1=$(env_now) r1=$(rxe_now)
 	[ -n "$io" ] || io='{"ops":0,"errors":1}'
 	set -- $c0 $c1
@@ -166,26 +175,48 @@ nfs_variant() {	# VARIANT REPEAT COUNT
 	nfs_rmmod_rpcrdma || die "nfs $1: rmmod rpcrdma"
 }
 
+# rds_variant VARIANT REPEAT COUNT: the RDS passes (rds-io for ulp-io; never traced)
+rds_variant() {
+	local ULP_IO=rds-io
+	local large=$((MIB * 32 / THREADS))
+
+	rds_load "$1" || die "rds $1: loading RDS"
+	pass rds "$1" "$2" msg_small 0 --json -n "$THREADS" -m "$RAND_OPS" --min-size 32 \
+		--max-size 1024 --transport ib
+	pass rds "$1" "$2" msg_large 0 --json -n "$THREADS" -m $((large > 0 ? large : 1)) \
+		--min-size 16384 --max-size 49152 --transport ib
+	rds_unload || die "rds $1: unloading RDS"
+}
+
+has_ulp() {
+	case " $ULPS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
 # make ulp-bench NODES=2: the target and the server on the other node
 # shellcheck source=tools/testing/ulps/fabric-ulp-bench.sh
 [ -n "${ULPB_FABRIC:-}" ] && . "$ULPB_FABRIC"
 [ "$(cat $ULP_KO/status 2>/dev/null)" = ok ] || die "the ULPs: $(cat $ULP_KO/status 2>/dev/null)"
 rxe_present || rxe_create || die "no rxe0"
-nvme_prereqs || die "the NVMe-oF set-up"
-nfs_prereqs || die "the NFS set-up"
+if has_ulp nvme; then nvme_prereqs || die "the NVMe-oF set-up"; fi
+if has_ulp nfs; then nfs_prereqs || die "the NFS set-up"; fi
 ulp_ocq_fresh || die "a fresh ib_ocq"
-say "start: $(uname -r) nproc=$(nproc) repeats=$REPEATS mib=$MIB rand_ops=$RAND_OPS threads=$THREADS"
+say "start: $(uname -r) nproc=$(nproc) ulps='$ULPS' repeats=$REPEATS mib=$MIB" \
+	"rand_ops=$RAND_OPS threads=$THREADS"
 rep=1
 while [ $rep -le "$REPEATS" ]; do
 	for v in stock ocq; do
-		nvme_variant $v $rep 0
-		nfs_variant $v $rep 0
+		for u in $ULPS; do
+			"${u}_variant" $v $rep 0
+		done
 	done
 	rep=$((rep + 1))
 done
-if [ -d $T/events/rdma_core/cq_schedule ]; then
-	nvme_variant stock 0 1
-	nfs_variant stock 0 1
+if ! has_ulp nvme && ! has_ulp nfs; then
+	: # RDS's counters are in its records
+elif [ -d $T/events/rdma_core/cq_schedule ]; then
+	if has_ulp nvme; then nvme_variant stock 0 1; fi
+	if has_ulp nfs; then nfs_variant stock 0 1; fi
 else
 	say "no rdma_core tracepoints: stock events and runs unavailable"
 fi

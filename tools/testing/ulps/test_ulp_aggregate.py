@@ -7,7 +7,8 @@ traced count run of stock: the failed pass enters no median and no pair, the pai
 ratio is ocq's over stock's in the same repeat with its bootstrap interval (two
 pairs: the interval is their range), stock's events per 1k come from its count run,
 and rxe0's counters are summed, failed pass included.  One repeat (QUICK=1): a ratio
-and no interval.
+and no interval.  RDS: both variants' events and runs per 1k from RDS's own
+counters, messages/s the headline figure.
 """
 import os
 import sys
@@ -70,6 +71,26 @@ class Aggregate(unittest.TestCase):
         txt = ulp_aggregate.text_table("t", {"nvme": {"seq_read": self.res}})
         self.assertIn("seq_read", txt)
         self.assertIn("1.30 [1.20-1.40]", txt)
+
+
+class Rds(unittest.TestCase):
+    def test_rds_counters(self):
+        recs = []
+        for v, ev, iops in (("stock", 30, 1000), ("ocq", 15, 1100)):
+            r = rec(v, 1, 1, ops=iops)
+            r.update(ulp="rds", **{"pass": "msg_small"})
+            r["ocq"] = {"events": 0, "runs": 0, "completions": 0}
+            r["io"]["counters"] = {"ib_evt_handler_call": ev, "ib_tasklet_call": 45,
+                                   "ib_rx_cq_event": 100, "ib_tx_cq_event": 50}
+            recs.append(r)
+        res = ulp_aggregate.aggregate(recs)["rds"]["msg_small"]
+        self.assertAlmostEqual(res["stock"]["events_per_1k"], 200)
+        self.assertAlmostEqual(res["stock"]["runs_per_1k"], 300)
+        self.assertAlmostEqual(res["ocq"]["events_per_1k"], 100)
+        self.assertAlmostEqual(res["ocq"]["ratio_of_medians"]["events_per_1k"], 0.5)
+        self.assertEqual(res["ocq"]["metric"], "iops")
+        self.assertAlmostEqual(res["ocq"]["ratio"], 1.1)
+        self.assertIn("msg_small", ulp_aggregate.text_table("t", {"rds": {"msg_small": res}}))
 
 
 class Quick(unittest.TestCase):

@@ -1,18 +1,21 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 #
-# ulp-bench.sh - make ulp-bench: the kernel's NVMe-oF and NFS/RDMA modules, stock
+# ulp-bench.sh - make ulp-bench: the kernel's NVMe-oF, NFS/RDMA and RDS modules, stock
 # against converted to ocq, under the same workloads in one boot.
 #
 # Usage: [REPEATS=10] [QUICK=1] [SMP=2] [MEM=2G] [ACCEL=auto|tcg|kvm] [MIB=32]
-#        [RAND_OPS=2000] [THREADS=4] tools/testing/ulps/ulp-bench.sh [METAPACKAGE]
+#        [RAND_OPS=2000] [THREADS=4] [ULPS="nvme nfs rds"]
+#        tools/testing/ulps/ulp-bench.sh [METAPACKAGE]
 #
 # Builds the kernel's modules and ours (tools/testing/vm/build.sh), the ULPs stock
-# and converted (build.sh here), ulp-io (ulp-io.c, static) and an initramfs with
-# them, boots the guest once and runs guest-ulp-bench.sh there: per repeat, for
-# NVMe-oF then NFS, the stock variant then the converted one, each a sequential
-# write and read of MIB MiB in 1 MiB blocks and RAND_OPS random 4 KiB reads by
-# THREADS threads, O_DIRECT.  The records are cut out of the console log
+# and converted (build.sh here, which also builds rds-io), ulp-io (ulp-io.c, static)
+# and an initramfs with them, boots the guest once and runs guest-ulp-bench.sh
+# there: per repeat, the stock variant then the converted one, and in each, of the
+# ULPS (default all three), NVMe-oF then NFS each a sequential write and read of
+# MIB MiB in 1 MiB blocks and RAND_OPS random 4 KiB reads by THREADS threads,
+# O_DIRECT, then RDS two passes of rds-io messages over THREADS socket pairs
+# (msg_small, msg_large).  The records are cut out of the console log
 # (build/ulp-bench/<KVER>/records.jsonl) and ulp_aggregate.py turns them into
 # medians, min/max and, per ULP and pass, the paired ratio of the converted variant
 # to stock (the median of the per-repeat ratios) with its 95 % bootstrap interval;
@@ -28,7 +31,8 @@
 # NODES=2: the two-node shape (tools/testing/vm/fabric-boot.sh): the NVMe-oF target
 # (a memory-backed null_blk) and the NFS server on node B, the host and the client
 # on node A, across the wire, one vCPU each (fabric-ulp-bench.sh); the same passes
-# and records, in build/ulp-bench/<KVER>-2nodes/.
+# and records, in build/ulp-bench/<KVER>-2nodes/.  RDS has no two-node shape: ULPS
+# is nvme and nfs then, and rds in it is an error.
 #
 # Exit status: 0 when every pass produced a record and the kernel stayed quiet; 1 for
 # anything else (build, boot, timeout, kernel warning, missing records).
@@ -43,6 +47,7 @@ MEM=${MEM:-2G}
 ACCEL=${ACCEL:-auto}
 QUICK=${QUICK:-0}
 NODES=${NODES:-1}
+ULPS=${ULPS:-}
 [ "$QUICK" = 0 ] && QUICK=""
 BOOT_TIMEOUT=${BOOT_TIMEOUT:-180}
 BAD_RE='WARNING:|BUG:|Oops|soft lockup|hard LOCKUP|blocked for more than|refcount_t|list_add corruption|list_del corruption|UBSAN|KASAN|kernel BUG|general protection fault|Kernel panic'
@@ -54,6 +59,20 @@ fi
 
 say() { echo "ulp-bench: $*"; }
 fatal() { say "FAILED: $*"; exit 1; }
+
+if [ -z "$ULPS" ]; then
+	ULPS="nvme nfs rds"
+	[ "$NODES" = 2 ] && ULPS="nvme nfs"
+fi
+read -ra ulps <<< "$ULPS"
+[ ${#ulps[@]} -gt 0 ] || fatal "ULPS='$ULPS': no ULP"
+for u in "${ulps[@]}"; do
+	case $u in
+	nvme | nfs) ;;
+	rds) [ "$NODES" = 2 ] && fatal "ULPS: rds runs on one node only (NODES=2)" ;;
+	*) fatal "ULPS: '$u' is none of nvme, nfs, rds" ;;
+	esac
+done
 
 "$VM"/host-deps.sh check || fatal "installing the host tools failed"
 command -v python3 >/dev/null || fatal "no python3 (make bench installs it)"
@@ -87,9 +106,16 @@ if [ "$NODES" = 2 ]; then
 fi
 
 d=$OUT/initrd log=$OUT/console.log
-passes=$((REPEATS * 2 * 2 * 3))
-# a pass takes well under a minute under TCG; set-ups and teardowns about 20 s each
-tmo=$(( (REPEATS + 1) * 2 * 2 * (3 * 60 + 20) + 120 ))
+# per repeat and variant, three passes of NVMe-oF and NFS each, two of RDS; a pass
+# takes well under a minute under TCG, set-ups and teardowns about 20 s each (RDS's
+# 10 s); NVMe-oF and NFS run once more traced
+passes=0 tmo=120
+for u in "${ulps[@]}"; do
+	case $u in
+	rds) passes=$((passes + REPEATS * 2 * 2)) tmo=$((tmo + REPEATS * 2 * (2 * 60 + 10))) ;;
+	*) passes=$((passes + REPEATS * 2 * 3)) tmo=$((tmo + (REPEATS + 1) * 2 * (3 * 60 + 20))) ;;
+	esac
+done
 cp "$HERE/guest-ulp-bench.sh" "$d/"
 extra=()
 if [ "$NODES" = 2 ]; then
@@ -103,13 +129,14 @@ MIB=$MIB
 RAND_OPS=$RAND_OPS
 THREADS=$THREADS
 ULP_IO=/ulp-io
+ULPS="$ULPS"
 CONF
 [ -f "$d/ulp-bench.conf.extra" ] && cat "$d/ulp-bench.conf.extra" >> "$d/ulp-bench.conf"
 echo "ulpbench /guest-ulp-bench.sh $tmo" > "$d/tests.list"
 echo 1 > "$d/tests.start"
 shape=
 [ "$NODES" = 2 ] && shape=", two nodes"
-say "$KVER -smp $SMP ($ACCEL)$shape: $REPEATS repeat(s) of $passes passes; at most" \
+say "$KVER -smp $SMP ($ACCEL)$shape, $ULPS: $REPEATS repeat(s) of $passes passes; at most" \
 	"$((tmo / 60 + 1)) min; console: ${log#"$TOP"/}"
 hostenv_begin "$OUT/host.json"
 b0=$(date +%s) seen=0 bad=""

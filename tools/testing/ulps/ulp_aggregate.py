@@ -12,10 +12,13 @@ no pair, and is counted in failed_runs.  The converted variant's baseline is sto
 fixed before the run (BASELINE): the same ULP, run right before it in the same
 repeat, with the same poll contexts (the drop-in keeps the ULP's).  The headline
 figure is the paired ratio, the median of the per-repeat ratios of MB/s (seq_*) or
-IOPS (rand_read), with its 95 % bootstrap interval (tools/testing/bench/paired.py);
-p50, p99 and CPU per operation get the same.  Stock's events and runs per 1k
-completions come from its one traced run ("count" records), ocq's from its own
-counters in every run: their ratio is of the medians, without an interval.  rxe0's
+IOPS (rand_read; for RDS's msg_* passes messages/s), with its 95 % bootstrap
+interval (tools/testing/bench/paired.py); p50, p99 and CPU per operation get the
+same.  Stock's events and runs per 1k completions come from its one traced run
+("count" records), ocq's from its own counters in every run: their ratio is of the
+medians, without an interval.  RDS keeps its own CQs and tasklets in both variants
+and counts their events, runs and completions itself (rds-io's "counters"): both
+variants' figures come from those, in every run.  rxe0's
 hw_counters over each pass are summed per ULP, pass and variant (retry: the
 requester's retransmissions; rnr: RNR NAKs sent and received; seq: out-of-sequence
 and duplicate requests, sequence-error NAKs).  Writes DIR/results.json, DIR/table.txt
@@ -34,8 +37,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 import paired  # noqa: E402
 from aggregate import host_summary, guest_summary, env_metrics  # noqa: E402
 
-ULPS = ["nvme", "nfs"]
-PASSES = ["seq_write", "seq_read", "rand_read"]
+ULPS = ["nvme", "nfs", "rds"]
+PASSES = ["seq_write", "seq_read", "rand_read", "msg_small", "msg_large"]
 VARIANTS = ["stock", "ocq"]
 # the pairing table: each variant's baseline, run in the same repeat
 BASELINE = {"stock": None, "ocq": "stock"}
@@ -52,7 +55,8 @@ RXE = {"retry": ["completer_retry_err"],
 
 
 def headline_metric(p):
-    """The throughput figure of a pass: MB/s for sequential passes, else IOPS."""
+    """The throughput figure of a pass: MB/s for sequential passes, else IOPS (for
+    RDS's msg_* passes, messages/s)."""
     return "mb_s" if p.startswith("seq") else "iops"
 
 
@@ -69,7 +73,13 @@ def run_metrics(rec):
     m = {k: io.get(k) for k in ("mb_s", "iops", "p50_us", "p99_us")}
     m["cpu_us_per_op"] = rec["busy_ns"] / ops / 1e3 if ops else None
     o = rec.get("ocq", {})
-    if rec["variant"] == "ocq":
+    rds = io.get("counters")
+    if rds is not None:
+        # RDS's CQ events, tasklet runs and completions, counted by RDS (rds-io)
+        comp = rds.get("ib_rx_cq_event", 0) + rds.get("ib_tx_cq_event", 0)
+        m["events_per_1k"] = per1k(rds.get("ib_evt_handler_call", 0), comp)
+        m["runs_per_1k"] = per1k(rds.get("ib_tasklet_call", 0), comp)
+    elif rec["variant"] == "ocq":
         m["events_per_1k"] = per1k(o.get("events"), o.get("completions"))
         m["runs_per_1k"] = per1k(o.get("runs"), o.get("completions"))
     hw = rec.get("rxe")
@@ -196,13 +206,14 @@ def rows(res):
 
 
 LEGEND = ["x stock [95% CI]: median over the repeats of the converted variant's MB/s"
-          " (seq_*) or IOPS (rand_read)",
+          " (seq_*), IOPS (rand_read) or messages/s (msg_*)",
           "over stock's in the same repeat, with its percentile bootstrap interval (n/a"
           " with fewer than 2 repeats);",
           "x stock after p99 and CPU us/op: the same paired median; after ev/1k: ratio of"
           " the medians (stock's",
-          "ev/1k and runs/1k from a separate traced run); CPU us/op: all guest CPUs' busy"
-          " time per operation;",
+          "ev/1k and runs/1k from a separate traced run, RDS's from its own counters in"
+          " every run); CPU us/op:",
+          "all guest CPUs' busy time per operation (per message for RDS);",
           "retry, rnr, seq: rxe0's retransmissions, RNR NAKs and sequence errors, summed"
           " over the repeats"]
 
@@ -257,7 +268,7 @@ def plot(res, out, title):
         return
     gp = """set terminal svg size 900,500 dynamic font 'Sans,10' noenhanced
 set output 'plot.svg'
-set title '{title}: ocq over stock (paired median, 95 % interval; MB/s for seq_*, IOPS for rand_read)'
+set title '{title}: ocq over stock (paired median, 95 % interval; MB/s for seq_*, IOPS for rand_read, messages/s for msg_*)'
 set style fill solid 0.9 border -1
 set boxwidth 0.6
 set yrange [0:*]
