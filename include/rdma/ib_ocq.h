@@ -140,7 +140,9 @@ enum ib_ocq_mode {
  *	one per 16 entries of the CQ (its size rounded down to a power of
  *	two, at least 64) and at most 64
  * @watchdog_ms: poll after this long without an event (safety net for
- *	providers that lose events); 0 disables it
+ *	providers that lose events); 0 disables it.  With %IB_ARM_SOLICITED
+ *	its runs also dispatch completions that wait for a solicited one,
+ *	counted in &ib_ocq_stats.rescues.
  * @pause_ms: the longest an ib_ocq_pause() or a postponed arm lasts: after
  *	between @pause_ms and twice that without ib_ocq_resume(), the OCQ
  *	resumes by itself, so that ib_drain_qp() always returns; 0 for
@@ -156,10 +158,13 @@ enum ib_ocq_mode {
  *	in the same order and context, never concurrently within an ordering
  *	domain, wr_id as the provider returned it; the ULP tells its
  *	completions apart by wr_id and opcode.  NULL (the default) calls
- *	done().  With it, ib_drain_qp() is not for the CQ's QPs: its drain
- *	request carries ib_core's own &ib_cqe, which @dispatch would be
- *	handed as a wr_id, so the drain would never end; such a ULP drains
- *	as on a CQ of ib_create_cq(), by waiting for its flushed requests.
+ *	done().  With it, ib_drain_qp() must not be used on the CQ's QPs:
+ *	its drain request carries ib_core's own &ib_cqe, which @dispatch
+ *	would be handed as a wr_id, so the drain would never end; and on
+ *	%IB_POLL_DIRECT ib_core's drain polls with ib_process_cq_direct(),
+ *	which would call done() through each of the ULP's wr_ids.  Such a
+ *	ULP drains as on a CQ of ib_create_cq(), by waiting for its flushed
+ *	requests.
  * @defer_usecs: deferred re-arm, NAPI's napi_defer_hard_irqs with
  *	gro_flush_timeout: a run that found work leaves the drained CQ unarmed
  *	and the CQ is polled again from a timer after @defer_usecs, with no

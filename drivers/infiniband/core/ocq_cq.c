@@ -56,8 +56,8 @@ static LIST_HEAD(ib_ocq_pools);
  * the ULP polls it with ib_ocq_process_cq_direct(), which dispatches in the
  * CQ's order, one caller at a time (%IB_OCQ_PARALLEL, a postponed arm and
  * the watchdog are refused there).  Free it with ib_ocq_free_cq();
- * ib_drain_qp() works on its QPs.  ib_cq_to_ocq() gives the ordered CQ
- * behind it.
+ * ib_drain_qp() works on its QPs, unless &ib_ocq_attr.dispatch is set (see
+ * there).  ib_cq_to_ocq() gives the ordered CQ behind it.
  *
  * Context: process context; may sleep.
  * Return: the CQ, or ERR_PTR(-EINVAL) for bad arguments (an unknown poll
@@ -125,7 +125,8 @@ EXPORT_SYMBOL(__ib_ocq_alloc_cq_any);
 
 /**
  * ib_ocq_free_cq - free a CQ of __ib_ocq_alloc_cq() or __ib_ocq_alloc_cq_any()
- * @cq: the CQ; its QPs destroyed (drained first with ib_drain_qp())
+ * @cq: the CQ; its QPs destroyed (drained first with ib_drain_qp(), but
+ *	with &ib_ocq_attr.dispatch as that says)
  *
  * As ib_free_cq(): no done() runs after it returns.  A CQ ocq did not
  * allocate (or freed already), a pooled one, or one with QPs left warns

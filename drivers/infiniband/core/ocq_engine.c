@@ -333,7 +333,8 @@ EXPORT_SYMBOL(ib_poll_cq_and_arm);
  * most providers the next unsuccessful one); completions that are neither
  * wait in the CQ until then.  What %IB_CQ_REPORT_MISSED_EVENTS reports
  * with a solicited arm differs by provider: rxe and siw report any entry,
- * mlx4 and mlx5 none (their doorbell raises the event itself); either way
+ * mlx4 none and mlx5 only the completions it makes in software (their
+ * doorbell raises the event for the hardware's); either way
  * a solicited completion that lands between the last poll and the arm is
  * returned by a later call or raises the handler.  Documentation/api.rst,
  * "Arming solicited-only", has the models.
