@@ -226,6 +226,23 @@ struct ib_ocq_attr {
 };
 
 /**
+ * struct ib_ocq_tune - an ordered CQ's moderation, changed while it runs
+ * @flags: %IB_OCQ_DEFER_DIM, or 0
+ * @defer_usecs: as &ib_ocq_attr.defer_usecs; 0: the re-arm is not deferred
+ * @defer_polls: as &ib_ocq_attr.defer_polls
+ * @suspend_usecs: as &ib_ocq_attr.suspend_usecs; 0: ib_ocq_busy_poll() is
+ *	refused
+ *
+ * See ib_ocq_tune(); ib_ocq_get_tune() reads what is in force.
+ */
+struct ib_ocq_tune {
+	unsigned int flags;
+	unsigned int defer_usecs;
+	unsigned int defer_polls;
+	unsigned int suspend_usecs;
+};
+
+/**
  * struct ib_ocq_stats - counters of an ordered completion queue
  * @events: completion handler calls
  * @runs: processing runs of the CQ
@@ -380,6 +397,8 @@ static inline struct ib_cq *ib_ocq_alloc_cq_any(struct ib_device *dev,
 void ib_ocq_free_cq(struct ib_cq *cq);
 int ib_ocq_process_cq_direct(struct ib_cq *cq, int budget);
 int ib_ocq_busy_poll(struct ib_cq *cq, int budget);
+int ib_ocq_tune(struct ib_cq *cq, const struct ib_ocq_tune *t);
+void ib_ocq_get_tune(struct ib_cq *cq, struct ib_ocq_tune *t);
 struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 				 int comp_vector_hint,
 				 enum ib_poll_context poll_ctx,

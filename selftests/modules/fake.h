@@ -436,6 +436,8 @@ int fake_run_flow_inline(const struct fake_scenario *sc, struct fake_dev *fdev,
 /* fake_defer.c */
 int fake_run_defer(const struct fake_scenario *sc, struct fake_dev *fdev,
 		   struct fake_ktap *k);
+int fake_run_tune(const struct fake_scenario *sc, struct fake_dev *fdev,
+		  struct fake_ktap *k);
 
 /* fake_suspend.c */
 int fake_run_suspend(const struct fake_scenario *sc, struct fake_dev *fdev,

@@ -21,6 +21,7 @@
 #include <linux/dim.h>
 #include <linux/fs.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/ktime.h>
 #include <linux/seq_file.h>
 #include <linux/uio.h>
@@ -85,6 +86,8 @@
  * @failures: failed checks (A)
  * @reports: failures printed (A)
  * @freed: ib_ocq_free() returned (A)
+ * @busy_task: the task in ib_ocq_busy_poll() of tune_suspend, where a
+ *	flow run's inline dispatch may call done() (A)
  * @last_done: when the last done() ran (D; read by the test once it saw
  *	that done()'s release of its flow's @completed)
  * @wq: the test waits here for done() calls
@@ -104,6 +107,7 @@ struct fake_dfr {
 	atomic_t failures;
 	atomic_t reports;
 	bool freed;
+	struct task_struct *busy_task;
 	ktime_t last_done;
 	wait_queue_head_t wq;
 };
@@ -137,7 +141,8 @@ static void fake_dfr_done(struct ib_cq *cq, struct ib_wc *wc)
 
 	if (atomic_inc_return(inside) != 1)
 		fake_dfr_fail(h, "done() concurrent", req);
-	if (!ocq_test_in_ctx(h->poll_ctx, false))
+	if (!ocq_test_in_ctx(h->poll_ctx, false) &&
+	    current != READ_ONCE(h->busy_task))
 		fake_dfr_fail(h, "done() in the wrong context", req);
 	if (READ_ONCE(h->freed))
 		fake_dfr_fail(h, "done() after free", req);
@@ -1129,6 +1134,456 @@ int fake_run_defer(const struct fake_scenario *sc, struct fake_dev *fdev,
 	fake_dfr_attrs_run(fdev, k);
 	fake_dfr_teardown(h, fdev, sc, k);
 	fake_dfr_pool(fdev, k);
+	kfree(h);
+	return 0;
+}
+
+/* fake_tune: the suspension it sets, and its busy polls */
+#define FAKE_TUNE_SUSPEND_USECS 1000
+#define FAKE_TUNE_BUSY_TRIES 100
+#define FAKE_TUNE_BUDGET 16
+
+static const char *fake_tune_str(const struct ib_ocq_tune *t, char *buf,
+				 size_t size)
+{
+	snprintf(buf, size,
+		 "flags %#x defer_usecs %u defer_polls %u suspend_usecs %u",
+		 t->flags, t->defer_usecs, t->defer_polls, t->suspend_usecs);
+	return buf;
+}
+
+/* ib_ocq_tune() of @h's CQ returned @want, and reads back @t if it was 0. */
+static bool fake_tune_to(struct fake_dfr *h, const struct ib_ocq_tune *t,
+			 int want)
+{
+	struct ib_cq *cq = ib_ocq_cq(h->ocq);
+	struct ib_ocq_tune before, after;
+	char b1[96], b2[96];
+	int ret;
+
+	ib_ocq_get_tune(cq, &before);
+	ret = ib_ocq_tune(cq, t);
+	ib_ocq_get_tune(cq, &after);
+	if (ret != want) {
+		pr_info("# tune: ib_ocq_tune(%s) returned %d, not %d\n",
+			fake_tune_str(t, b1, sizeof(b1)), ret, want);
+		return fake_dfr_check(h, false, "the retune's return");
+	}
+	if (!memcmp(&after, ret ? &before : t, sizeof(after)))
+		return true;
+	pr_info("# tune: after ib_ocq_tune(%s) = %d it reads %s\n",
+		fake_tune_str(t, b1, sizeof(b1)), ret,
+		fake_tune_str(&after, b2, sizeof(b2)));
+	return fake_dfr_check(h, false,
+			      ret ? "a refused retune changed nothing" :
+				    "the retune reads back");
+}
+
+/*
+ * tune_defer_on_off: an OCQ made without the deferral, the same stream
+ * before, during and after a retune turns it on: events fall by
+ * %FAKE_DFR_RATIO at least while it is on, runs defer only then, and
+ * once off the CQ arms after every run again (no deferral, ends armed).
+ */
+static void fake_tune_defer(struct fake_dfr *h, struct fake_dev *fdev,
+			    const struct fake_scenario *sc, struct fake_ktap *k)
+{
+	const struct ib_ocq_tune on = { .defer_usecs = FAKE_DFR_USECS,
+					.defer_polls = FAKE_DFR_POLLS };
+	const struct ib_ocq_tune off = {};
+	struct ib_ocq_stats s0, s1, s2, s3, s4;
+	bool ok;
+
+	fake_dfr_reset(h, IB_OCQ_STRICT, IB_POLL_WORKQUEUE);
+	if (fake_dfr_create(h, fdev, sc, 0, 0)) {
+		fake_result(k, false, "tune_defer_on_off",
+			    "ib_ocq_alloc() failed");
+		return;
+	}
+	fake_dfr_stats(h, &s0);
+	ok = fake_dfr_check(h, fake_dfr_stream(h, FAKE_DFR_SHORT),
+			    "stream delivered before");
+	fake_dfr_stats(h, &s1);
+	ok = ok && fake_tune_to(h, &on, 0) &&
+	     fake_dfr_check(h, fake_dfr_stream(h, FAKE_DFR_SHORT),
+			    "stream delivered with the deferral");
+	fake_dfr_stats(h, &s2);
+	/* off once the timer's polls are spent: from then on no deferral */
+	ok = ok && fake_dfr_idle(h, "tune_defer_on_off", "turned on") &&
+	     fake_tune_to(h, &off, 0);
+	fake_dfr_stats(h, &s3);
+	ok = ok && fake_dfr_check(h, fake_dfr_stream(h, FAKE_DFR_SHORT),
+				  "stream delivered after");
+	fake_dfr_stats(h, &s4);
+	pr_info("# tune_defer_on_off: events %llu off, %llu on, %llu off again; defers %llu, %llu, %llu\n",
+		s1.events - s0.events, s2.events - s1.events,
+		s4.events - s3.events, s1.defers - s0.defers,
+		s2.defers - s1.defers, s4.defers - s3.defers);
+	ok = ok && fake_dfr_all_ok(h, &s4) &&
+	     fake_dfr_check(h, s1.defers == s0.defers, "no deferral before") &&
+	     fake_dfr_check(h, s2.defers > s1.defers,
+			    "runs deferred once on") &&
+	     fake_dfr_check(h,
+			    (s2.events - s1.events) * FAKE_DFR_RATIO <
+				    s1.events - s0.events,
+			    "far fewer events once on") &&
+	     fake_dfr_check(h, s4.defers == s3.defers,
+			    "no deferral once off again") &&
+	     fake_dfr_check(h,
+			    (s2.events - s1.events) * FAKE_DFR_RATIO <
+				    s4.events - s3.events,
+			    "events as before once off again") &&
+	     fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the CQ ends empty and armed");
+	fake_result(k, ok, "tune_defer_on_off", NULL);
+	fake_dfr_free(h);
+}
+
+/**
+ * struct fake_tuner - the thread that retunes an OCQ during tune_race
+ * @h: the OCQ's harness
+ * @retunes: retunes it made (read once it stopped)
+ * @errors: retunes that failed
+ */
+struct fake_tuner {
+	struct fake_dfr *h;
+	unsigned int retunes;
+	unsigned int errors;
+};
+
+/* Retune through the settings in turn until stopped, a few us apart. */
+static int fake_tuner_fn(void *data)
+{
+	static const struct ib_ocq_tune tunes[] = {
+		{ .defer_usecs = FAKE_DFR_USECS,
+		  .defer_polls = FAKE_DFR_POLLS },
+		{ .flags = IB_OCQ_DEFER_DIM, .defer_usecs = FAKE_DFR_USECS },
+		{ .suspend_usecs = FAKE_TUNE_SUSPEND_USECS },
+		{ .defer_usecs = 1, .defer_polls = 1, .suspend_usecs = 1 },
+		{},
+	};
+	struct fake_tuner *t = data;
+	struct ib_cq *cq = ib_ocq_cq(t->h->ocq);
+
+	while (!kthread_should_stop()) {
+		if (ib_ocq_tune(cq, &tunes[t->retunes % ARRAY_SIZE(tunes)]))
+			t->errors++;
+		t->retunes++;
+		usleep_range(FAKE_DFR_GAP_US, 4 * FAKE_DFR_GAP_US);
+	}
+	return 0;
+}
+
+/*
+ * tune_race: flow mode, a stream of %FAKE_DFR_STREAM while a thread of its
+ * own retunes the OCQ through the deferral, software DIM, the suspension
+ * and none, a few microseconds apart, as the runs, the timer and DIM's work
+ * go on.  Everything once, in its flow's order; retuned off at the end, the
+ * CQ ends armed.
+ */
+static void fake_tune_race(struct fake_dfr *h, struct fake_dev *fdev,
+			   const struct fake_scenario *sc, struct fake_ktap *k)
+{
+	const struct ib_ocq_tune off = {};
+	struct fake_tuner t = { .h = h };
+	struct task_struct *task;
+	struct ib_ocq_stats s;
+	bool ok;
+
+	fake_dfr_reset(h, IB_OCQ_FLOW, IB_POLL_WORKQUEUE);
+	if (fake_dfr_create(h, fdev, sc, 0, 0)) {
+		fake_result(k, false, "tune_race", "ib_ocq_alloc() failed");
+		return;
+	}
+	task = kthread_run(fake_tuner_fn, &t, "fake_tuner");
+	if (IS_ERR(task)) {
+		fake_result(k, false, "tune_race", "kthread_run() failed");
+		fake_dfr_free(h);
+		return;
+	}
+	ok = fake_dfr_check(h, fake_dfr_stream(h, FAKE_DFR_STREAM),
+			    "stream delivered while retuned");
+	kthread_stop(task);
+	ok = fake_tune_to(h, &off, 0) && ok;
+	fake_dfr_stats(h, &s);
+	fake_dfr_print("tune_race", &s);
+	pr_info("# tune_race: %u retunes during the stream, %u failed\n",
+		t.retunes, t.errors);
+	ok = ok && fake_dfr_all_ok(h, &s) &&
+	     fake_dfr_check(h, t.retunes >= 8, "retunes during the stream") &&
+	     fake_dfr_check(h, !t.errors, "every retune taken") &&
+	     fake_dfr_check(h, s.defers > 0, "runs deferred while on") &&
+	     fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the CQ ends empty and armed");
+	fake_result(k, ok, "tune_race", NULL);
+	fake_dfr_free(h);
+}
+
+/* Busy polls until one takes completions; the last return in *@ret. */
+static bool fake_tune_busy_took(struct fake_dfr *h, int *ret)
+{
+	unsigned int i;
+
+	for (i = 0; i < FAKE_TUNE_BUSY_TRIES; i++) {
+		if (fake_dfr_room(h))
+			fake_dfr_push(h);
+		WRITE_ONCE(h->busy_task, current);
+		*ret = ib_ocq_busy_poll(ib_ocq_cq(h->ocq), FAKE_TUNE_BUDGET);
+		WRITE_ONCE(h->busy_task, NULL);
+		if (*ret > 0 || (*ret < 0 && *ret != -EBUSY))
+			break;
+		usleep_range(FAKE_DFR_GAP_US, 2 * FAKE_DFR_GAP_US);
+	}
+	return *ret > 0;
+}
+
+/*
+ * tune_suspend: flow mode (done() in the domains, or in the busy poll's
+ * caller when the run dispatches a short batch itself), made without the suspension: busy polls are refused until a
+ * retune allows them (at once: on a paused OCQ, where no run has applied
+ * the retune yet, a busy poll is -EAGAIN, not -EOPNOTSUPP), then one takes
+ * completions and suspends the CQ's events, and once a retune ends it they
+ * are refused again; the suspension under way ends by its timer, and the
+ * CQ ends armed.
+ */
+static void fake_tune_suspend(struct fake_dfr *h, struct fake_dev *fdev,
+			      const struct fake_scenario *sc,
+			      struct fake_ktap *k)
+{
+	const struct ib_ocq_tune on = { .suspend_usecs =
+						FAKE_TUNE_SUSPEND_USECS };
+	const struct ib_ocq_tune off = {};
+	struct ib_ocq_stats s0, s1;
+	int before, paused, during = 0, after;
+	bool ok;
+
+	fake_dfr_reset(h, IB_OCQ_FLOW, IB_POLL_WORKQUEUE);
+	if (fake_dfr_create(h, fdev, sc, 0, 0)) {
+		fake_result(k, false, "tune_suspend", "ib_ocq_alloc() failed");
+		return;
+	}
+	before = ib_ocq_busy_poll(ib_ocq_cq(h->ocq), FAKE_TUNE_BUDGET);
+	fake_dfr_stats(h, &s0);
+	ib_ocq_pause(h->ocq);
+	ok = fake_tune_to(h, &on, 0);
+	paused = ib_ocq_busy_poll(ib_ocq_cq(h->ocq), FAKE_TUNE_BUDGET);
+	ib_ocq_resume(h->ocq);
+	ok = ok && fake_tune_busy_took(h, &during);
+	fake_dfr_stats(h, &s1);
+	ok = fake_tune_to(h, &off, 0) && ok;
+	after = ib_ocq_busy_poll(ib_ocq_cq(h->ocq), FAKE_TUNE_BUDGET);
+	pr_info("# tune_suspend: busy poll %d before, %d paused after the retune on, %d then, %d after off; suspends %llu\n",
+		before, paused, during, after, s1.suspends - s0.suspends);
+	ok = fake_dfr_check(h, before == -EOPNOTSUPP,
+			    "busy polls refused before") &&
+	     ok &&
+	     fake_dfr_check(h, paused == -EAGAIN,
+			    "paused, a busy poll is allowed at once") &&
+	     fake_dfr_check(h, s1.suspends > s0.suspends,
+			    "a busy poll suspended the CQ once on") &&
+	     fake_dfr_check(h, after == -EOPNOTSUPP,
+			    "busy polls refused once off") &&
+	     fake_dfr_check(h, fake_dfr_wait_all(h), "everything delivered") &&
+	     fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the CQ ends empty and armed");
+	fake_dfr_stats(h, &s1);
+	ok = ok && fake_dfr_all_ok(h, &s1);
+	fake_result(k, ok, "tune_suspend", NULL);
+	fake_dfr_free(h);
+}
+
+/*
+ * tune_dim: software DIM turned on by a retune of an OCQ made without it:
+ * the delay in force (defer_usecs_now) is one of DIM's profiles', and
+ * once a retune turns DIM off it is defer_usecs again.
+ */
+static void fake_tune_dim(struct fake_dfr *h, struct fake_dev *fdev,
+			  const struct fake_scenario *sc, struct fake_ktap *k)
+{
+	const struct ib_ocq_tune fixed = { .defer_usecs =
+						   FAKE_DFR_DELAY_USECS };
+	struct ib_ocq_tune dim = fixed;
+	long now_fixed = -1, now_dim = -1, now_off = -1;
+	char path[128];
+	bool ok;
+
+	dim.flags = IB_OCQ_DEFER_DIM;
+	fake_dfr_reset(h, IB_OCQ_STRICT, IB_POLL_WORKQUEUE);
+	if (fake_dfr_create(h, fdev, sc, 0, 0)) {
+		fake_result(k, false, "tune_dim", "ib_ocq_alloc() failed");
+		return;
+	}
+	ok = !fake_dfr_info_path(h, path, sizeof(path));
+	if (ok && fake_tune_to(h, &fixed, 0))
+		now_fixed = fake_dfr_delay_now(path);
+	if (ok && fake_tune_to(h, &dim, 0))
+		now_dim = fake_dfr_delay_now(path);
+	ok = ok && fake_dfr_check(h, fake_dfr_push_n(h, FAKE_DFR_BURST),
+				  "a burst delivered with DIM");
+	if (ok && fake_tune_to(h, &fixed, 0))
+		now_off = fake_dfr_delay_now(path);
+	pr_info("# tune_dim: defer_usecs_now %ld fixed, %ld with DIM, %ld without again\n",
+		now_fixed, now_dim, now_off);
+	ok = ok &&
+	     fake_dfr_check(h, now_fixed == FAKE_DFR_DELAY_USECS,
+			    "the fixed delay is defer_usecs") &&
+	     fake_dfr_check(h,
+			    fake_dfr_is_profile(now_dim) &&
+				    now_dim < FAKE_DFR_DELAY_USECS,
+			    "DIM's delay is a profile's") &&
+	     fake_dfr_check(h, now_off == FAKE_DFR_DELAY_USECS,
+			    "without DIM again, defer_usecs") &&
+	     fake_dfr_check(h, fake_wait_armed(h->fcq, fake_params.stall_ms),
+			    "the CQ ends empty and armed");
+	fake_result(k, ok, "tune_dim", NULL);
+	fake_dfr_free(h);
+}
+
+/* One OCQ of @poll_ctx and @flags for tune_bad, or NULL. */
+static struct ib_cq *fake_tune_cq(struct fake_dev *fdev,
+				  enum ib_poll_context poll_ctx,
+				  unsigned int flags)
+{
+	struct ib_ocq_attr attr = { .flags = flags };
+	struct ib_cq *cq;
+
+	fdev->sem = 0;
+	fdev->ring = 0;
+	cq = ib_ocq_alloc_cq(&fdev->ibdev, NULL, fake_params.cqe, 0, poll_ctx,
+			     &attr);
+	if (!IS_ERR(cq))
+		return cq;
+	pr_info("# tune_bad: ib_ocq_alloc_cq(ctx %d, flags %#x): %ld\n",
+		poll_ctx, flags, PTR_ERR(cq));
+	return NULL;
+}
+
+/* ib_ocq_tune(@cq, @t) returns @want and, refused, leaves @cq as it was. */
+static bool fake_tune_expect(struct ib_cq *cq, const char *what,
+			     const struct ib_ocq_tune *t, int want)
+{
+	struct ib_ocq_tune before, after;
+	int ret;
+
+	ib_ocq_get_tune(cq, &before);
+	ret = ib_ocq_tune(cq, t);
+	ib_ocq_get_tune(cq, &after);
+	if (ret == want && (!ret || !memcmp(&before, &after, sizeof(after))))
+		return true;
+	pr_info("# tune_bad: %s: %d (want %d)%s\n", what, ret, want,
+		memcmp(&before, &after, sizeof(after)) ? ", and it changed" :
+							 "");
+	return false;
+}
+
+/* A CQ of the pool: shared, no ULP retunes it (-EBUSY). */
+static bool fake_tune_pooled(struct fake_dev *fdev)
+{
+	const struct ib_ocq_tune dfr = { .defer_usecs = 1 };
+	struct ib_device *dev = &fdev->ibdev;
+	int max_cqe = dev->attrs.max_cqe;
+	struct ib_cq *cq;
+	bool ok;
+
+	dev->attrs.max_cqe = fake_params.cqe;
+	cq = ib_ocq_cq_pool_get(dev, 1, 0, IB_POLL_WORKQUEUE, NULL);
+	ok = !IS_ERR(cq) && fake_tune_expect(cq, "pooled", &dfr, -EBUSY);
+	if (IS_ERR(cq))
+		pr_info("# tune_bad: ib_ocq_cq_pool_get: %ld\n", PTR_ERR(cq));
+	else
+		ib_ocq_cq_pool_put(cq, 1);
+	ib_ocq_cq_pool_destroy(dev);
+	dev->attrs.max_cqe = max_cqe;
+	return ok;
+}
+
+/*
+ * tune_bad: what ib_ocq_alloc_cq() refuses, a retune refuses with the same
+ * -EINVAL and changes nothing; on a CQ made with %IB_OCQ_POSTPONE_ARM no
+ * deferral, on %IB_POLL_SOFTIRQ no suspension, on %IB_POLL_DIRECT neither
+ * (nothing to tune: all zero is taken).
+ */
+static void fake_tune_bad(struct fake_dev *fdev, struct fake_ktap *k)
+{
+	static const struct {
+		const char *what;
+		struct ib_ocq_tune t;
+	} bad[] = {
+		{ "unknown flag", { .flags = BIT(7) } },
+		{ "postpone as a flag", { .flags = IB_OCQ_POSTPONE_ARM } },
+		{ "DIM without a deferral", { .flags = IB_OCQ_DEFER_DIM } },
+		{ "defer_usecs too long",
+		  { .defer_usecs = IB_OCQ_MAX_DEFER_USECS + 1 } },
+		{ "defer_polls too many",
+		  { .defer_usecs = 1,
+		    .defer_polls = IB_OCQ_MAX_DEFER_POLLS + 1 } },
+		{ "defer_polls without a deferral", { .defer_polls = 1 } },
+		{ "suspend_usecs too long",
+		  { .suspend_usecs = IB_OCQ_MAX_SUSPEND_USECS + 1 } },
+		{ "suspension with DIM",
+		  { .flags = IB_OCQ_DEFER_DIM,
+		    .defer_usecs = 1,
+		    .suspend_usecs = 1 } },
+	};
+	const struct ib_ocq_tune dfr = { .defer_usecs = 1 };
+	const struct ib_ocq_tune sus = { .suspend_usecs = 1 };
+	const struct ib_ocq_tune zero = {};
+	struct ib_cq *cq;
+	bool ok;
+	int i;
+
+	cq = fake_tune_cq(fdev, IB_POLL_WORKQUEUE, 0);
+	ok = cq && fake_tune_expect(cq, "a deferral", &dfr, 0);
+	for (i = 0; ok && i < ARRAY_SIZE(bad); i++)
+		ok = fake_tune_expect(cq, bad[i].what, &bad[i].t, -EINVAL);
+	ok = ok && ib_ocq_tune(NULL, &zero) == -EINVAL &&
+	     ib_ocq_tune(cq, NULL) == -EINVAL;
+	if (cq)
+		ib_ocq_free_cq(cq);
+
+	cq = ok ? fake_tune_cq(fdev, IB_POLL_WORKQUEUE, IB_OCQ_POSTPONE_ARM) :
+		  NULL;
+	ok = cq && fake_tune_expect(cq, "postponed: deferral", &dfr, -EINVAL) &&
+	     fake_tune_expect(cq, "postponed: suspension", &sus, -EINVAL) &&
+	     fake_tune_expect(cq, "postponed: nothing", &zero, 0);
+	if (cq)
+		ib_ocq_free_cq(cq);
+
+	cq = ok ? fake_tune_cq(fdev, IB_POLL_SOFTIRQ, 0) : NULL;
+	ok = cq && fake_tune_expect(cq, "softirq: suspension", &sus, -EINVAL) &&
+	     fake_tune_expect(cq, "softirq: deferral", &dfr, 0);
+	if (cq)
+		ib_ocq_free_cq(cq);
+
+	cq = ok ? fake_tune_cq(fdev, IB_POLL_DIRECT, 0) : NULL;
+	ok = cq && fake_tune_expect(cq, "direct: deferral", &dfr, -EINVAL) &&
+	     fake_tune_expect(cq, "direct: suspension", &sus, -EINVAL) &&
+	     fake_tune_expect(cq, "direct: nothing", &zero, 0);
+	if (cq)
+		ib_ocq_free_cq(cq);
+
+	ok = ok && fake_tune_pooled(fdev);
+	fake_result(k, ok, "tune_bad", NULL);
+}
+
+/*
+ * fake_tune: ib_ocq_tune() on live OCQs: the deferral turned on and off,
+ * retunes racing a flow stream, the suspension, software DIM, and what is
+ * refused.  Its debugfs side: selftests/ocq/ocq_tune.sh.
+ */
+int fake_run_tune(const struct fake_scenario *sc, struct fake_dev *fdev,
+		  struct fake_ktap *k)
+{
+	struct fake_dfr *h;
+
+	h = kzalloc(sizeof(*h), GFP_KERNEL);
+	if (!h)
+		return -ENOMEM;
+	fake_tune_defer(h, fdev, sc, k);
+	fake_tune_race(h, fdev, sc, k);
+	fake_tune_suspend(h, fdev, sc, k);
+	fake_tune_dim(h, fdev, sc, k);
+	fake_tune_bad(fdev, k);
 	kfree(h);
 	return 0;
 }

@@ -82,6 +82,12 @@
  *	far fewer events than without it, delivered once and in order; the
  *	CQ ends armed once the timer's polls are spent; bad attributes are
  *	refused; frees with a deferral pending are clean.
+ * fake_tune: ib_ocq_tune() of live OCQs: a stream's events fall once a
+ *	retune turns the deferral on, and its runs arm again once one turns
+ *	it off; retunes racing a flow stream lose and reorder nothing; busy
+ *	polls are refused and allowed as retunes say; software DIM's delay
+ *	follows a retune; what an allocation refuses a retune refuses, and
+ *	changes nothing.
  * fake_suspend: &ib_ocq_attr.suspend_usecs and ib_ocq_busy_poll(), strict
  *	and flow, workqueue and unbound, events moderated: a busy-polled
  *	stream raises no events after the first and is delivered once, in
@@ -480,6 +486,11 @@ static const struct fake_scenario fake_scenarios[] = {
 		.name = "fake_defer",
 		.sem = FAKE_PROMPT,
 		.run_all = fake_run_defer,
+	},
+	{
+		.name = "fake_tune",
+		.sem = FAKE_PROMPT,
+		.run_all = fake_run_tune,
 	},
 	{
 		.name = "fake_suspend",

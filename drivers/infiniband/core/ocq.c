@@ -150,16 +150,23 @@ static unsigned int ib_ocq_run(struct ocq_work *w)
 	struct ib_ocq *ocq = w->ocq;
 	struct ocq_engine *e = &ocq->engine;
 	unsigned int work;
+	struct dim *dim;
 	u64 before, defers;
 
-	/* a run that begins during teardown may see DIM go away */
-	if (w->unit != OCQ_UNIT_CQ || !READ_ONCE(ocq->dim))
+	/*
+	 * A run that begins during teardown may see DIM go away.  Pairs with
+	 * smp_store_release() in ib_ocq_dim_soft(): DIM's state is set up.
+	 */
+	dim = smp_load_acquire(&ocq->dim);
+	if (w->unit != OCQ_UNIT_CQ || !dim || !READ_ONCE(ocq->dim_on))
 		return ocq_engine_run(e, w->unit);
 	/*
 	 * The CQ unit's work item (or softirq poll) never runs twice at
 	 * once, and only the CQ run moves e->taken and e->armed (busy polls
-	 * do too, but an OCQ with them has no DIM, ib_ocq_dim_init()): they
-	 * are this run's until the next run of the same item.
+	 * do too, but an OCQ with them has no DIM: ib_ocq_dim_init(), and a
+	 * retune turns DIM on only without busy polls, of which one that
+	 * began before it may add its completions to one sample): they are
+	 * this run's until the next run of the same item.
 	 */
 	before = READ_ONCE(e->taken);
 	defers = READ_ONCE(e->defers);
@@ -170,7 +177,7 @@ static unsigned int ib_ocq_run(struct ocq_work *w)
 	ocq->dim_taken += READ_ONCE(e->taken) - before;
 	if (READ_ONCE(e->armed) ||
 	    (READ_ONCE(e->defers) != defers && ocq->dim_taken)) {
-		rdma_dim(ocq->dim, ocq->dim_taken);
+		rdma_dim(dim, ocq->dim_taken);
 		ocq->dim_taken = 0;
 	}
 	return work;
@@ -301,7 +308,7 @@ static void ib_ocq_suspend(struct ocq_engine *e)
 {
 	struct ib_ocq *ocq = container_of(e, struct ib_ocq, engine);
 
-	ib_ocq_timer_start(ocq, ocq->attr.suspend_usecs);
+	ib_ocq_timer_start(ocq, READ_ONCE(ocq->tuned.suspend_usecs));
 }
 
 #define IB_OCQ_ENGINE_OPS                                                     \
@@ -464,6 +471,7 @@ static int ib_ocq_info_show(struct seq_file *m, void *unused)
 	static const char *const mode[] = { "strict", "flow", "parallel" };
 	struct ib_ocq *ocq = m->private;
 	struct ib_cq *cq = ocq->cq;
+	struct ib_ocq_tune t;
 
 	/* both checked at creation */
 	if (WARN_ON_ONCE(ocq->poll_ctx >= ARRAY_SIZE(ctx) ||
@@ -476,13 +484,20 @@ static int ib_ocq_info_show(struct seq_file *m, void *unused)
 		   "poll_ctx %s\nmode %s\ncomp_vector %u\ncqe %d\npooled %d\n",
 		   ctx[ocq->poll_ctx], mode[ocq->attr.mode], cq->comp_vector,
 		   cq->cqe, ocq->pooled);
+	mutex_lock(&ocq->tune_lock);
+	ib_ocq_read_tune(ocq, &t);
+	mutex_unlock(&ocq->tune_lock);
+	/* the empty runs in force: the default's, without a deferral none */
+	if (t.defer_usecs && !t.defer_polls)
+		t.defer_polls = IB_OCQ_DEFAULT_DEFER_POLLS;
+	else if (!t.defer_usecs)
+		t.defer_polls = 0;
 	seq_printf(m, "defer_usecs %u\ndefer_polls %u\nsuspend_usecs %u\n",
-		   ocq->attr.defer_usecs, ocq->engine.defer_polls,
-		   ocq->attr.suspend_usecs);
+		   t.defer_usecs, t.defer_polls, t.suspend_usecs);
 	seq_printf(m, "dim %s\ndefer_usecs_now %u\n",
-		   !ocq->dim			      ? "off" :
-		   ocq->attr.flags & IB_OCQ_DEFER_DIM ? "defer" :
-							"provider",
+		   ocq->dim_provider	      ? "provider" :
+		   t.flags & IB_OCQ_DEFER_DIM ? "defer" :
+						"off",
 		   READ_ONCE(ocq->defer_usecs));
 	return 0;
 }
@@ -551,6 +566,7 @@ static void ib_ocq_publish(struct ib_ocq *ocq)
 	debugfs_create_file("stats", 0400, ocq->debugfs, ocq,
 			    &ib_ocq_stats_fops);
 	debugfs_create_file("info", 0400, ocq->debugfs, ocq, &ib_ocq_info_fops);
+	ib_ocq_tune_debugfs(ocq);
 
 	if (ocq->poll_ctx == IB_POLL_DIRECT)
 		return;
@@ -578,13 +594,13 @@ static u16 ib_ocq_dim_usec(unsigned int ix)
 
 /*
  * Software DIM (%IB_OCQ_DEFER_DIM): the deferred re-arm's delay of a
- * profile, in even steps from a ninth of &ib_ocq_attr.defer_usecs (the
- * first profile) to all of it (the last).
+ * profile, in even steps from a ninth of the deferral's delay, @ceiling
+ * (&ib_ocq_attr.defer_usecs, or a retune's), at the first profile to all
+ * of it at the last.
  */
-static unsigned int ib_ocq_dim_defer(const struct ib_ocq *ocq, unsigned int ix)
+static unsigned int ib_ocq_dim_defer(unsigned int ceiling, unsigned int ix)
 {
-	return max(1U, ocq->attr.defer_usecs * (ix + 1) /
-			       RDMA_DIM_PARAMS_NUM_PROFILES);
+	return max(1U, ceiling * (ix + 1) / RDMA_DIM_PARAMS_NUM_PROFILES);
 }
 
 /* DIM moved to another profile: tell the provider, or the timer. */
@@ -595,11 +611,20 @@ static void ib_ocq_dim_work(struct work_struct *work)
 	struct ib_cq *cq = ocq->cq;
 	unsigned int ix = min_t(unsigned int, dim->profile_ix,
 				RDMA_DIM_PARAMS_NUM_PROFILES - 1);
+	unsigned int usecs;
 
 	dim->state = DIM_START_MEASURE;
-	if (ocq->attr.flags & IB_OCQ_DEFER_DIM) {
-		/* pairs with READ_ONCE() in ib_ocq_defer(), the next deferral */
-		WRITE_ONCE(ocq->defer_usecs, ib_ocq_dim_defer(ocq, ix));
+	if (!ocq->dim_provider) {
+		/*
+		 * Under the lock of retunes: one that turned DIM off (and set
+		 * the fixed delay) is not undone by a sample taken before it.
+		 * Pairs with READ_ONCE() in ib_ocq_defer(), the next deferral.
+		 */
+		mutex_lock(&ocq->tune_lock);
+		usecs = ib_ocq_dim_defer(ocq->tuned.defer_usecs, ix);
+		if (ocq->dim_on)
+			WRITE_ONCE(ocq->defer_usecs, usecs);
+		mutex_unlock(&ocq->tune_lock);
 		return;
 	}
 	cq->device->ops.modify_cq(cq, ib_ocq_dim_count(ix),
@@ -612,6 +637,64 @@ static void ib_ocq_dim_work(struct work_struct *work)
  * With %IB_OCQ_DEFER_DIM on any device: DIM of the deferral's delay (the
  * deferred re-arm is moderation of its own, so never the provider's too).
  */
+static struct dim *ib_ocq_dim_alloc(struct ib_ocq *ocq)
+{
+	struct dim *dim = ib_ocq_kvcalloc(1, sizeof(*dim));
+
+	if (!dim)
+		return NULL;
+	dim->state = DIM_START_MEASURE;
+	dim->tune_state = DIM_GOING_RIGHT;
+	dim->profile_ix = RDMA_DIM_START_PROFILE;
+	dim->priv = ocq;
+	INIT_WORK(&dim->work, ib_ocq_dim_work);
+	return dim;
+}
+
+/**
+ * ib_ocq_dim_soft - turn software DIM of the deferred re-arm's delay on or off
+ * @ocq: the ordered CQ, without the provider's DIM
+ * @on: on: the delay follows DIM, from its profile of the last time it was
+ *	on or its first; off: the delay is @ceiling
+ * @ceiling: the deferral's delay a retune sets
+ *
+ * DIM's state, once allocated, stays until the OCQ is freed: a run that
+ * began before a retune may still feed it.
+ *
+ * Context: process context, under @ocq's tune_lock.
+ * Return: 0, or -ENOMEM if DIM's state could not be allocated: then
+ * nothing changed.
+ */
+int ib_ocq_dim_soft(struct ib_ocq *ocq, bool on, unsigned int ceiling)
+{
+	struct dim *dim = ocq->dim;
+	unsigned int ix;
+
+	lockdep_assert_held(&ocq->tune_lock);
+	if (on && !dim) {
+		dim = ib_ocq_dim_alloc(ocq);
+		if (!dim)
+			return -ENOMEM;
+		/* pairs with smp_load_acquire() in ib_ocq_run() */
+		smp_store_release(&ocq->dim, dim);
+	}
+	if (on) {
+		/*
+		 * DIM's profile as it left it, or its first.  A run that
+		 * began before DIM was turned off may still move it in
+		 * rdma_dim(): the delay is then one step off until DIM's
+		 * next move, which sets it again.
+		 */
+		ix = min_t(unsigned int, data_race(dim->profile_ix),
+			   RDMA_DIM_PARAMS_NUM_PROFILES - 1);
+		WRITE_ONCE(ocq->defer_usecs, ib_ocq_dim_defer(ceiling, ix));
+	} else {
+		WRITE_ONCE(ocq->defer_usecs, ceiling);
+	}
+	WRITE_ONCE(ocq->dim_on, on);
+	return 0;
+}
+
 static void ib_ocq_dim_init(struct ib_ocq *ocq)
 {
 	struct ib_device *dev = ocq->cq->device;
@@ -626,17 +709,14 @@ static void ib_ocq_dim_init(struct ib_ocq *ocq)
 		      !dev->ops.modify_cq || !dev->use_cq_dim))
 		return;
 	/* without DIM's state a soft CQ keeps its ceiling, a fixed delay */
-	dim = ib_ocq_kvcalloc(1, sizeof(*dim));
+	dim = ib_ocq_dim_alloc(ocq);
 	if (!dim)
 		return;
 	if (soft)
-		ocq->defer_usecs =
-			ib_ocq_dim_defer(ocq, RDMA_DIM_START_PROFILE);
-	dim->state = DIM_START_MEASURE;
-	dim->tune_state = DIM_GOING_RIGHT;
-	dim->profile_ix = RDMA_DIM_START_PROFILE;
-	dim->priv = ocq;
-	INIT_WORK(&dim->work, ib_ocq_dim_work);
+		ocq->defer_usecs = ib_ocq_dim_defer(ocq->attr.defer_usecs,
+						    RDMA_DIM_START_PROFILE);
+	ocq->dim_provider = !soft;
+	ocq->dim_on = true;
 	ocq->dim = dim;
 }
 
@@ -698,7 +778,7 @@ static bool ib_ocq_cq_unused(struct ib_ocq *ocq)
  * time, in the CQ's order, which keeps every QP's and flow's order too.
  * Parallel processing, a postponed arm and the watchdog need the engine.
  */
-static bool ib_ocq_direct_attr_ok(const struct ib_ocq_attr *attr)
+bool ib_ocq_direct_attr_ok(const struct ib_ocq_attr *attr)
 {
 	return !attr ||
 	       (!ocq_engine_check_attr(attr) && attr->mode != IB_OCQ_PARALLEL &&
@@ -723,7 +803,6 @@ static bool ib_ocq_destroy_cq(struct ib_ocq *ocq)
 {
 	int ret;
 
-	debugfs_remove_recursive(ocq->debugfs);
 	ib_ocq_disown_cq(ocq->cq);
 	ret = ib_destroy_cq_user(ocq->cq, NULL);
 	if (WARN_ONCE(ret, "ib_ocq: destroy of ocq%u's CQ failed: %d\n",
@@ -780,6 +859,13 @@ struct ib_ocq *ib_ocq_create(struct ib_device *dev, void *private, int nr_cqe,
 	ocq->attr = attr ? *attr : defaults;
 	ocq->poll_ctx = poll_ctx;
 	ocq->watchdog_ms = ocq->attr.watchdog_ms;
+	mutex_init(&ocq->tune_lock);
+	ocq->tuned = (struct ib_ocq_tune){
+		.flags = ocq->attr.flags & IB_OCQ_DEFER_DIM,
+		.defer_usecs = ocq->attr.defer_usecs,
+		.defer_polls = ocq->attr.defer_polls,
+		.suspend_usecs = ocq->attr.suspend_usecs,
+	};
 	ocq->defer_usecs = ocq->attr.defer_usecs;
 	ocq->pause_ms = ocq->attr.pause_ms ?: IB_OCQ_DEFAULT_PAUSE_MS;
 	INIT_DELAYED_WORK(&ocq->watchdog, ib_ocq_watchdog);
@@ -966,6 +1052,12 @@ void ib_ocq_destroy(struct ib_ocq *ocq)
 {
 	unsigned int i;
 
+	/*
+	 * First, so that no retune through debugfs comes after the teardown
+	 * began: the removal waits for the file's writers.
+	 */
+	debugfs_remove_recursive(ocq->debugfs);
+	ocq->debugfs = NULL;
 	if (ocq->poll_ctx == IB_POLL_DIRECT) {
 		ib_ocq_destroy_direct(ocq);
 		return;
@@ -1150,7 +1242,8 @@ EXPORT_SYMBOL(ib_ocq_resume);
  * a domain, and a busy poll from there only hands completions on.
  * Return: the completions taken (0 or more); -EBUSY if a run holds the CQ
  * (the run dispatches: stop polling), -EAGAIN if the OCQ is paused,
- * -EOPNOTSUPP without &ib_ocq_attr.suspend_usecs, -EINVAL if @cq is not
+ * -EOPNOTSUPP without &ib_ocq_attr.suspend_usecs (as made, or as
+ * retuned: ib_ocq_tune()), -EINVAL if @cq is not
  * ocq's or @budget is not positive.
  */
 int ib_ocq_busy_poll(struct ib_cq *cq, int budget)
@@ -1162,7 +1255,7 @@ int ib_ocq_busy_poll(struct ib_cq *cq, int budget)
 
 	if (!ocq || budget <= 0)
 		return -EINVAL;
-	if (!ocq->attr.suspend_usecs)
+	if (!READ_ONCE(ocq->tuned.suspend_usecs))
 		return -EOPNOTSUPP;
 	return ocq_engine_busy_poll(&ocq->engine, budget);
 }

@@ -1383,6 +1383,41 @@ static void ocq_cq_account(struct ocq_engine *e, unsigned int taken,
 	}
 }
 
+/* @t as the word of struct ocq_engine @tune */
+static int ocq_tune_word(const struct ocq_tune *t)
+{
+	return t->defer_polls | (t->dim ? OCQ_TUNE_DIM : 0) |
+	       (t->suspend ? OCQ_TUNE_SUSPEND : 0);
+}
+
+/*
+ * A holder of the CQ unit takes on a retune (ocq_engine_tune()) as a pass
+ * begins, before it polls: the fields it sets are the CQ run's own, so
+ * that a run never sees them change under it.  A retune of the deferral or
+ * of DIM starts the deferral's state afresh, as at init; one of the
+ * suspension alone leaves it.  A deferral or a suspension under way when
+ * the retune came ends as it began: the timer's run is a holder, and
+ * decides with the new settings.
+ */
+static void ocq_tune_apply(struct ocq_engine *e, int tune)
+{
+	int changed = tune ^ e->tune_now;
+
+	e->tune_now = tune;
+	if (!(changed & (OCQ_TUNE_POLLS | OCQ_TUNE_DIM)))
+		return;
+	e->defer_polls = tune & OCQ_TUNE_POLLS;
+	if (tune & OCQ_TUNE_DIM)
+		e->flags |= IB_OCQ_DEFER_DIM;
+	else
+		e->flags &= ~IB_OCQ_DEFER_DIM;
+	e->defer_min = tune & OCQ_TUNE_DIM ? OCQ_DEFER_DIM_MIN : 1;
+	e->defer_idle = 0;
+	e->defer_short = 0;
+	e->defer_chain = 0;
+	e->defer_paid = false;
+}
+
 /*
  * The passes of one hold of the CQ unit, a run's or a busy poll's, until it
  * releases the unit (OCQ_WAIT) or must go on later (OCQ_YIELD, OCQ_BACKOFF,
@@ -1401,7 +1436,7 @@ static enum ocq_step ocq_cq_passes(struct ocq_engine *e, bool suspend,
 	bool watchdog = false, counted = suspend, resumed;
 	enum ocq_step step;
 	unsigned int before;
-	int state;
+	int state, tune;
 
 	/*
 	 * A hold that begins with the CQ armed (an event's) counts afresh;
@@ -1412,6 +1447,10 @@ static enum ocq_step ocq_cq_passes(struct ocq_engine *e, bool suspend,
 	do {
 		state = ocq_pass_begin(gate, OCQ_WATCHDOG | OCQ_RESUMED);
 		resumed = state & OCQ_RESUMED;
+		/* after the pass's begin, which sees what the tune's kick saw */
+		tune = atomic_read(&e->tune);
+		if (unlikely(tune != e->tune_now))
+			ocq_tune_apply(e, tune);
 		/*
 		 * A run that a kick other than the domain's started finds a
 		 * stall or park of an earlier run still set: this pass looks
@@ -1692,15 +1731,17 @@ static bool ocq_busy_take(struct ocq_engine *e)
  *
  * Context: the ULP's context, never concurrently with ocq_engine_disable().
  * Return: the completions taken, or -EBUSY if a run held the CQ unit,
- * -EAGAIN if it is paused (or, a misuse, torn down), -EOPNOTSUPP if @e was
- * made without &ib_ocq_attr.suspend_usecs.
+ * -EAGAIN if it is paused (or, a misuse, torn down), -EOPNOTSUPP if @e's
+ * moderation (as made, or staged by the last ocq_engine_tune()) has no
+ * suspension.
  */
 int ocq_engine_busy_poll(struct ocq_engine *e, unsigned int budget)
 {
 	unsigned int taken = 0;
 	enum ocq_step step;
 
-	if (!e->suspend)
+	/* the hold below applies it, if it is a retune's */
+	if (!(atomic_read(&e->tune) & OCQ_TUNE_SUSPEND))
 		return -EOPNOTSUPP;
 	if (!ocq_busy_take(e)) {
 		if (ocq_stopped(e, OCQ_UNIT_CQ))
@@ -1717,6 +1758,55 @@ int ocq_engine_busy_poll(struct ocq_engine *e, unsigned int budget)
 	else if (step == OCQ_YIELD || step == OCQ_DEFER)
 		ocq_suspend(e);
 	return taken;
+}
+
+/**
+ * ocq_engine_tune_check - whether ocq_engine_tune() would take @t
+ * @e: the engine
+ * @t: the moderation
+ *
+ * Context: any context.
+ * Return: 0; -EINVAL for a @t the engine cannot take (more than
+ * %IB_OCQ_MAX_DEFER_POLLS, @dim without @defer_polls or with @suspend);
+ * -EOPNOTSUPP if the host has no @defer or @suspend op for it.
+ */
+int ocq_engine_tune_check(const struct ocq_engine *e, const struct ocq_tune *t)
+{
+	if (t->defer_polls > IB_OCQ_MAX_DEFER_POLLS ||
+	    (t->dim && (!t->defer_polls || t->suspend)))
+		return -EINVAL;
+	if ((t->defer_polls && !e->ops->defer) ||
+	    (t->suspend && !e->ops->suspend))
+		return -EOPNOTSUPP;
+	return 0;
+}
+
+/**
+ * ocq_engine_tune - retune the deferred re-arm and the busy polls' suspension
+ * @e: the engine
+ * @t: the moderation from now on
+ *
+ * Stages @t in one word, which the holder of the CQ unit (a run, the
+ * timer's run, or a busy poll) applies as its next pass begins; then kicks
+ * the CQ unit, so that a pass comes soon even on an idle CQ (that run finds
+ * the CQ empty and arms it, or defers as @t says).  The kick's fully ordered
+ * RMW (ocq_gate_kick()) orders the host's stores before it, the delays its
+ * ops read, before the run it starts.  Busy polls are allowed from the
+ * staging on.
+ *
+ * Context: any context; the host never calls it twice at once, nor
+ * concurrently with or after ocq_engine_disable().
+ * Return: 0, or what ocq_engine_tune_check() returns, with nothing staged.
+ */
+int ocq_engine_tune(struct ocq_engine *e, const struct ocq_tune *t)
+{
+	int ret = ocq_engine_tune_check(e, t);
+
+	if (ret)
+		return ret;
+	atomic_set(&e->tune, ocq_tune_word(t));
+	ocq_kick(e, OCQ_UNIT_CQ);
+	return 0;
 }
 
 /**
@@ -1974,6 +2064,7 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 		    const struct ib_ocq_attr *attr, unsigned int nr_cpus,
 		    const struct ocq_engine_ops *ops)
 {
+	struct ocq_tune t = {};
 	u32 ring;
 	int ret;
 
@@ -1994,19 +2085,19 @@ int ocq_engine_init(struct ocq_engine *e, struct ib_cq *cq,
 	e->process = attr->process;
 	e->dispatch = attr->dispatch;
 	if (attr->defer_usecs) {
-		if (!ops->defer)
-			return -EOPNOTSUPP;
-		e->defer_polls = attr->defer_polls;
-		if (!e->defer_polls)
-			e->defer_polls = IB_OCQ_DEFAULT_DEFER_POLLS;
-		e->defer_min =
-			attr->flags & IB_OCQ_DEFER_DIM ? OCQ_DEFER_DIM_MIN : 1;
+		t.defer_polls = attr->defer_polls ?: IB_OCQ_DEFAULT_DEFER_POLLS;
+		t.dim = attr->flags & IB_OCQ_DEFER_DIM;
 	}
-	if (attr->suspend_usecs) {
-		if (!ops->suspend)
-			return -EOPNOTSUPP;
-		e->suspend = true;
-	}
+	t.suspend = attr->suspend_usecs;
+	if ((t.defer_polls && !ops->defer) || (t.suspend && !ops->suspend))
+		return -EOPNOTSUPP;
+	/*
+	 * As a retune, applied before any run: the first hold finds it done.
+	 * -1 is no word applied yet (a word has 10 bits): all of it applies.
+	 */
+	e->tune_now = -1;
+	ocq_tune_apply(e, ocq_tune_word(&t));
+	atomic_set(&e->tune, e->tune_now);
 	e->nr_units = 1;
 	if (e->mode == IB_OCQ_FLOW)
 		e->nr_units += e->nr_domains;

@@ -70,6 +70,30 @@
 /* %IB_OCQ_DEFER_DIM: deferral checks that found too few before it halves */
 #define OCQ_DEFER_DIM_DECAY 16
 /*
+ * The moderation word (struct ocq_engine @tune): the deferred re-arm's
+ * empty runs (0: no deferral), %IB_OCQ_DEFER_DIM's adaptation, and busy
+ * polls' suspension, in one atomic_t, so that a holder of the CQ unit
+ * never applies half of a retune
+ */
+#define OCQ_TUNE_POLLS GENMASK(7, 0)
+#define OCQ_TUNE_DIM BIT(8)
+#define OCQ_TUNE_SUSPEND BIT(9)
+
+/**
+ * struct ocq_tune - the moderation a retune sets (ocq_engine_tune())
+ * @defer_polls: deferred re-arm: runs in a row that find nothing before the
+ *	CQ is armed, at most %IB_OCQ_MAX_DEFER_POLLS; 0: the re-arm is not
+ *	deferred
+ * @dim: %IB_OCQ_DEFER_DIM's threshold of completions per deferral; needs
+ *	@defer_polls
+ * @suspend: busy polls may suspend the CQ's events; not with @dim
+ */
+struct ocq_tune {
+	unsigned int defer_polls;
+	bool dim;
+	bool suspend;
+};
+/*
  * completions one run dispatches before it yields its worker: as for
  * ib_cq's IB_POLL_WORKQUEUE (IB_POLL_BUDGET_WORKQUEUE), since a requeue
  * costs a work item round trip and runs always execute in one
@@ -154,6 +178,9 @@ struct ocq_engine_ops {
  *    once.
  * P: producer/consumer index, written by one owner with smp_store_release()
  *    and read by the other with smp_load_acquire(); the comment says who.
+ * T: a staged word: written whole by ocq_engine_tune() (its host never
+ *    calls it twice at once), read by the CQ unit's holders, which copy
+ *    it into their C fields.
  */
 
 /**
@@ -222,13 +249,15 @@ struct ocq_slot {
  * @ops: the host's hooks (I)
  * @mode: ordering domains, or OCQ_STRICT_BY_WC (I)
  * @policy: arm policy, never %IB_ARM_AUTO; %IB_ARM_SOLICITED may be in it (I)
- * @flags: %IB_OCQ_POSTPONE_ARM, %IB_OCQ_DEFER_DIM (I)
+ * @flags: %IB_OCQ_POSTPONE_ARM (I), %IB_OCQ_DEFER_DIM (C: from @tune)
  * @budget: completions per run (I)
  * @nr_domains: flow domains or process workers (I)
  * @nr_units: units in @units (I)
  * @defer_polls: deferred re-arm: runs in a row that find nothing before the
- *	CQ is armed; 0 when the re-arm is not deferred (I)
- * @suspend: busy polls may suspend the CQ's events (I)
+ *	CQ is armed; 0 when the re-arm is not deferred (C: from @tune)
+ * @tune: the moderation the CQ unit's holders apply, an OCQ_TUNE_* word
+ *	(T: written by ocq_engine_tune(), read by every hold of the CQ unit
+ *	and by busy polls)
  * @ring_mask: capacity - 1 of the reorder ring, or of the flow pool
  *	without its stubs (I)
  * @flow_key: %IB_OCQ_FLOW key (I)
@@ -286,6 +315,7 @@ struct ocq_slot {
  *	fewer than @defer_min, while it was above OCQ_DEFER_DIM_MIN, since
  *	it last moved (C)
  * @backoffs: runs in a row that backed off (C)
+ * @tune_now: the @tune word the CQ unit's holders last applied (C)
  * @armed: the run's last arm was confirmed and no completion was taken
  *	since: the CQ is still armed (C)
  * @max_batch: most completions one run took (C)
@@ -315,7 +345,7 @@ struct ocq_engine {
 	unsigned int nr_domains;
 	unsigned int nr_units;
 	unsigned int defer_polls;
-	bool suspend;
+	atomic_t tune;
 	u32 ring_mask;
 	u32 (*flow_key)(struct ib_cq *cq, const struct ib_wc *wc);
 	void (*process)(struct ib_cq *cq, struct ib_wc *wc);
@@ -361,6 +391,7 @@ struct ocq_engine {
 	bool defer_paid;
 	unsigned int defer_short;
 	unsigned int backoffs;
+	int tune_now;
 	bool armed;
 	u64 max_batch;
 	u64 taken;
@@ -402,6 +433,8 @@ void ocq_engine_watchdog(struct ocq_engine *e);
 bool ocq_engine_lease(struct ocq_engine *e);
 bool ocq_engine_timer(struct ocq_engine *e);
 int ocq_engine_busy_poll(struct ocq_engine *e, unsigned int budget);
+int ocq_engine_tune_check(const struct ocq_engine *e, const struct ocq_tune *t);
+int ocq_engine_tune(struct ocq_engine *e, const struct ocq_tune *t);
 void ocq_engine_stats(struct ocq_engine *e, struct ib_ocq_stats *stats);
 int ocq_engine_check_attr(const struct ib_ocq_attr *attr);
 

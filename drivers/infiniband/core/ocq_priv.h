@@ -54,6 +54,8 @@ struct ocq_direct {
  * I: set before the OCQ is published, read-only afterwards.
  * L: ib_ocq_lock.
  * P: ib_ocq_pool_lock.
+ * T: written under @tune_lock with WRITE_ONCE(), read locklessly with
+ *    READ_ONCE() (any value written is one the runs can act on).
  */
 
 /**
@@ -78,13 +80,19 @@ struct ocq_direct {
  * @pooled: a CQ of the pool, shared: freed only with the pool (I)
  * @direct: %IB_POLL_DIRECT: the CQ is never armed and the engine not used;
  *	ib_ocq_process_cq_direct() polls it
- * @defer_usecs: the deferred re-arm's delay: &ib_ocq_attr.defer_usecs, or
- *	with %IB_OCQ_DEFER_DIM the one DIM's profile gives (written by DIM's
- *	work item, read by the CQ run's ib_ocq_defer(): WRITE_ONCE() and
- *	READ_ONCE(), a stale value times one deferral)
+ * @tune_lock: serialises retunes (ib_ocq_tune()) and software DIM's
+ *	updates of @defer_usecs
+ * @tuned: the moderation in force, &ib_ocq_attr's at first (T)
+ * @defer_usecs: the deferred re-arm's delay: @tuned's defer_usecs, or with
+ *	%IB_OCQ_DEFER_DIM the one DIM's profile gives (T; read by the CQ run's
+ *	ib_ocq_defer(): a stale value times one deferral)
  * @dim: interrupt moderation, on a device with modify_cq and use_cq_dim as
  *	ib_alloc_cq() does it, or software DIM of the deferred re-arm's delay
- *	(%IB_OCQ_DEFER_DIM); NULL otherwise (I); fed by the CQ runs
+ *	(%IB_OCQ_DEFER_DIM); NULL otherwise.  Set at creation or by the first
+ *	retune that turns software DIM on (T, published with
+ *	smp_store_release()); fed by the CQ runs while @dim_on
+ * @dim_provider: @dim is the provider's moderation, not software DIM (I)
+ * @dim_on: the CQ runs feed @dim (T)
  * @dim_taken: completions the CQ runs took since DIM's last sample (C: the
  *	CQ unit's work item or softirq poll, which never runs twice at once)
  * @rcu: %IB_POLL_SOFTIRQ: frees the OCQ after a grace period
@@ -99,6 +107,8 @@ struct ib_ocq {
 	struct delayed_work lease;
 	unsigned int pause_ms;
 	struct hrtimer defer;
+	struct mutex tune_lock; /* serialises retunes, see @tune_lock */
+	struct ib_ocq_tune tuned;
 	unsigned int defer_usecs;
 	struct ib_ocq_attr attr;
 	unsigned int id;
@@ -107,6 +117,8 @@ struct ib_ocq {
 	bool pooled;
 	struct ocq_direct direct;
 	struct dim *dim;
+	bool dim_provider;
+	bool dim_on;
 	u64 dim_taken;
 	struct rcu_head rcu;
 };
@@ -120,6 +132,10 @@ void ib_ocq_destroy(struct ib_ocq *ocq);
 int ib_ocq_vector_users(struct ib_device *dev, int comp_vector);
 struct ib_ocq *ib_ocq_find(struct ib_cq *cq);
 void ib_ocq_direct_stats(struct ib_ocq *ocq, struct ib_ocq_stats *s);
+int ib_ocq_dim_soft(struct ib_ocq *ocq, bool on, unsigned int ceiling);
+bool ib_ocq_direct_attr_ok(const struct ib_ocq_attr *attr);
+void ib_ocq_tune_debugfs(struct ib_ocq *ocq);
+void ib_ocq_read_tune(struct ib_ocq *ocq, struct ib_ocq_tune *t);
 
 int ib_ocq_pool_init(void);
 void ib_ocq_pool_exit(void);

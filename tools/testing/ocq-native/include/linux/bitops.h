@@ -6,6 +6,8 @@
 #include <linux/types.h>
 
 #define BIT(nr)		(1UL << (nr))
+/* <linux/bits.h>, which the kernel's <linux/bitops.h> includes */
+#define GENMASK(h, l)	(((~0UL) << (l)) & (~0UL >> (8 * sizeof(long) - 1 - (h))))
 #define BIT_ULL(nr)	(1ULL << (nr))
 
 static inline unsigned long __ffs64(u64 word)

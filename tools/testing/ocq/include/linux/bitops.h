@@ -7,6 +7,8 @@
 
 #define BIT(nr)		(1UL << (nr))
 #define BIT_ULL(nr)	(1ULL << (nr))
+/* <linux/bits.h>, which the kernel's <linux/bitops.h> includes */
+#define GENMASK(h, l)	(((~0UL) << (l)) & (~0UL >> (8 * sizeof(long) - 1 - (h))))
 
 static inline unsigned long __ffs64(u64 word)
 {
