@@ -19,6 +19,13 @@
 #   (echo -n '' writes nothing); a lone NUL stands in for it.
 # fail_nth: a canonical number is accepted and read back, a non-number is refused and
 #   leaves it at 0; accepted values are reset to 0 at once.
+# tune (each ordered CQ's, while a run has them): about one write in ten goes to the
+#   tune file of one of the run's CQs (none while idle: the write is skipped).  A
+#   malformed one (unknown or repeated key, no "=" or no value, not a decimal
+#   number, out of range, a NUL, longer than 128 bytes, no key at all) is refused; a
+#   valid-looking one (keys in range, odd blanks) may be refused for the CQ it meets
+#   (DIM with a suspension, a deferral on a postponed arm); a refused one leaves the
+#   file as it was.
 # Afterwards: a clean demo run, fail_nth 0, ib_ocq's allocs and live at baseline.
 #
 # The inputs are precomputed by awk from a Park-Miller generator: FUZZ_SEED=N and
@@ -53,6 +60,15 @@ echo "seed $SEED, $WRITES writes; baseline: allocs $allocs0, live $live0"
 # without an oracle (no crash, no kernel report)
 writable() {
 	find $D /sys/kernel/debug/ocq_demo -type f -perm -200 2>/dev/null | sort
+}
+# the tune files of the live ordered CQs of ocq_demo's run: fuzzed as T below
+tune_files() {
+	local d
+
+	for d in $D/ocq*; do
+		[ -w "$d/tune" ] && grep -qx 'owner ocq_demo' "$d/info" 2>/dev/null &&
+			echo "$d/tune"
+	done
 }
 FILES=$(writable)
 echo "writable files:" $FILES
@@ -224,6 +240,34 @@ function fbad() {
 function fodd() {
 	return pick("+5|0x1f|017|-1|-2147483648|4294967296|99999999999999999999|" rep("0", 23) word(3) "|" rnd(1000) "\\0000x|-" rnd(100))
 }
+function tval(k) {	# a value in range of a tune key
+	if (k == "dim") return rnd(2)
+	if (k == "defer_polls") return num(rnd(101))
+	if (k == "defer_usecs") return num(rnd(4) ? rnd(500) : rnd(10001))
+	return num(rnd(4) ? rnd(1000) : rnd(100001))	# suspend_usecs
+}
+function tkey() { return pick("defer_usecs|defer_polls|dim|suspend_usecs") }
+function tvalid(   s, k, m, i, a, t) {
+	m = split("defer_usecs defer_polls dim suspend_usecs", a, " ")
+	for (i = m; i > 1; i--) { t = 1 + rnd(i); s = a[i]; a[i] = a[t]; a[t] = s }
+	k = 1 + rnd(m); s = ""
+	for (i = 1; i <= k; i++) s = s (i > 1 ? sep() : lead()) a[i] "=" tval(a[i])
+	if (!rnd(4)) s = s "\0012"
+	return s
+}
+function tbad(   d, k) {
+	d = rnd(10); k = tkey()
+	if (d == 0) return pick(word(1 + rnd(12)) "|defer|DIM|dim_|defer_usec") "=" rnd(10)
+	if (d == 1) return k
+	if (d == 2) return k "="
+	if (d == 3) return k "=" badnum(k)
+	if (d == 4) return pick("defer_usecs=10001|defer_polls=101|dim=2|suspend_usecs=100001|defer_usecs=4294967296|dim=" (2 + rnd(1000)))
+	if (d == 5) return k "=" tval(k) sep() k "=" tval(k)
+	if (d == 6) return k "=" tval(k) "\0000" bin(1 + rnd(8))
+	if (d == 7) return "defer_usecs=1" rep(" ", 130 + rnd(200))
+	if (d == 8) return pick("\0012| |\0011\0012|  ")
+	return "=" tval(k)
+}
 function payload(p) {	# a leading "-" would be an echo option
 	if (substr(p, 1, 1) == "-") p = "\\0055" substr(p, 2)
 	return p
@@ -234,6 +278,7 @@ BEGIN {
 	for (i = 1; i <= n; i++) {
 		r = rnd(1000)
 		if (ng > 0 && r < 50) { print "G" (1 + rnd(ng)) " G " payload(rnd(2) ? badcmd() : fbad()); continue }
+		if (r >= 900) { print (rnd(2) ? "T V " payload(tvalid()) : "T R " payload(tbad())); continue }
 		if (r < 200) {
 			q = rnd(10)
 			if (q < 4) { v = fnum(); print "F N" v " " v (rnd(2) ? "\\0012" : "") }
@@ -275,6 +320,7 @@ snap() {
 
 i=0 nwrite=0 nref=0 nacc=0 nstart=0 nstop=0 ndone=0 nforced=0 naborted=0
 nf=0 nfref=0 nfacc=0 ng=0 ngacc=0 running=0 inrun=0 run_cs=0 run_t0=0
+nt=0 ntacc=0 ntidle=0
 tgt= cls= p=
 
 bad() {
@@ -322,6 +368,15 @@ while IFS= read -r rec; do
 	C) tgt=$CTL ;;
 	F) tgt=$FAIL ;;
 	G*) eval tgt=\${${t#G}} ;;
+	T)
+		# a tune file of the run's ordered CQs; none while idle
+		tgt=$(tune_files | head -n 1)
+		if [ -z "$tgt" ]; then
+			ntidle=$((ntidle + 1)) nwrite=$((nwrite + 1))
+			continue
+		fi
+		read -r tprev < "$tgt" 2>/dev/null
+		;;
 	esac
 	nwrite=$((nwrite + 1))
 	if echo -ne "$p" > "$tgt" 2>/dev/null; then acc=1; nacc=$((nacc + 1)); else acc=0; nref=$((nref + 1)); fi
@@ -400,6 +455,18 @@ while IFS= read -r rec; do
 		ng=$((ng + 1))
 		[ $acc = 1 ] && ngacc=$((ngacc + 1))
 		;;
+	T)
+		nt=$((nt + 1))
+		# the run may have ended meanwhile: its CQ and file went with it
+		[ -e "$tgt" ] || continue
+		read -r tnow < "$tgt"
+		if [ $acc = 1 ]; then
+			ntacc=$((ntacc + 1))
+			[ "$cls" = V ] || bad "the tune file took it (now '$tnow')"
+		else
+			[ "$tnow" = "$tprev" ] || bad "refused, but the tune file went from '$tprev' to '$tnow'"
+		fi
+		;;
 	esac
 	if [ $((i % 1000)) = 0 ]; then
 		echo "$i writes: $nacc accepted, $nref refused; $nstart starts, $nstop stops," \
@@ -414,10 +481,12 @@ drain_kmsg
 t2=$(cut -d' ' -f1 /proc/uptime)
 echo "writes: $nwrite ($(awk -v a=$t1 -v b=$t2 'BEGIN { printf "%.1f", b - a }')s):" \
 	"$nacc accepted, $nref refused"
-echo "control: $((nwrite - nf - ng)) writes; runs: $nstart started ($nstop stopped by a fuzzed" \
+echo "control: $((nwrite - nf - ng - nt - ntidle)) writes; runs: $nstart started ($nstop stopped by a fuzzed" \
 	"stop, $nforced by the test, $ndone done by themselves), $naborted failed to start;" \
 	"$((run_cs / 100))s with a run active"
 echo "fail_nth: $nf writes, $nfacc accepted, $nfref refused"
+echo "tune: $nt writes, $ntacc accepted; $ntidle skipped (no run)"
+[ $nt -gt 0 ] || ksft_fail "no write reached a tune file"
 [ $NG = 0 ] || echo "other files ($OTHER): $ng writes, $ngacc accepted"
 [ $nwrite = "$WRITES" ] || ksft_fail "made $nwrite writes, not $WRITES"
 
@@ -426,10 +495,12 @@ echo "fail_nth: $nf writes, $nfacc accepted, $nfref refused"
 # every writable file during a run was fuzzed (a run adds per-CQ directories)
 demo_cmd start path=ocq-parallel duration_ms=600000 mix=null:1,echo:1 ||
 	ksft_fail "start refused after the fuzz: $(demo_get error)"
-new=$(writable)
+new=$(writable | grep -v '/tune$')
+tunes=$(tune_files)
 demo_cmd stop || ksft_fail "stop refused after the fuzz: $(demo_get error)"
 demo_check_clean || ksft_fail "the run after the fuzz is not clean"
 [ "$new" = "$FILES" ] || ksft_fail "writable files during a run differ: $(echo $new)"
+[ -n "$tunes" ] || ksft_fail "the run's ordered CQs have no tune file"
 demo_run calls=2000 path=ocq-flow mix=null:1,echo:1,read:1,write:1 chunk_size=4096 ||
 	ksft_fail "a run after the fuzz failed"
 demo_check_clean || ksft_fail "the run after the fuzz is not clean"
