@@ -5,6 +5,7 @@
  */
 #include <stdio.h>
 
+#include <linux/bitops.h>
 #include <ocq_sim.h>
 #include <rdma/ib_ocq.h>
 #include "ocq_engine.h"
@@ -224,6 +225,35 @@ int sim_engine_busy_poll(struct ocq_engine *e, unsigned int budget)
 	return ocq_engine_busy_poll(e, budget);
 }
 
+int sim_engine_tune(struct ocq_engine *e, unsigned int defer_polls, int dim, int suspend)
+{
+	struct ocq_tune t = {
+		.defer_polls = defer_polls,
+		.dim = dim,
+		.suspend = suspend,
+	};
+
+	return ocq_engine_tune(e, &t);
+}
+
+int sim_tune_word(const struct sim_tune *t)
+{
+	return t->defer_polls | (t->dim ? OCQ_TUNE_DIM : 0) |
+	       (t->suspend ? OCQ_TUNE_SUSPEND : 0);
+}
+
+void sim_tune_decode(int word, struct sim_tune *t)
+{
+	t->defer_polls = word & OCQ_TUNE_POLLS;
+	t->dim = !!(word & OCQ_TUNE_DIM);
+	t->suspend = !!(word & OCQ_TUNE_SUSPEND);
+}
+
+int sim_engine_tune_word(const struct ocq_engine *e, int applied)
+{
+	return applied ? e->tune_now : e->tune.counter;
+}
+
 unsigned long sim_engine_lease_resumes(const struct ocq_engine *e)
 {
 	return e->lease_resumes;
@@ -235,7 +265,11 @@ unsigned long sim_engine_lease_resumes(const struct ocq_engine *e)
  * refills once this one's done() calls have read it; and the busy poll's
  * count, which every hold of the CQ unit writes (a busy poll before its
  * first pass begins, so that only the gate's take orders it after the
- * last holder's writes).
+ * last holder's writes); and the moderation a holder of the CQ unit applies
+ * from a retune (ocq_tune_apply()), with the deferral's state it starts
+ * afresh: only the holders write them, each hold ordered after the last
+ * by the gate, so that a write from elsewhere (a retune applied by its
+ * caller) is a race with a holder's.
  */
 void sim_engine_watch(const struct ocq_engine *e,
 		      void (*watch)(const void *p, unsigned long n, const char *name))
@@ -245,6 +279,14 @@ void sim_engine_watch(const struct ocq_engine *e,
 
 	watch(e->wcs, OCQ_BATCH * sizeof(*e->wcs), "the poll batch");
 	watch(&e->busy_got, sizeof(e->busy_got), "the busy poll's count");
+	watch(&e->tune_now, sizeof(e->tune_now), "the moderation applied (tune_now)");
+	watch(&e->defer_polls, sizeof(e->defer_polls), "the deferral's defer_polls");
+	watch(&e->flags, sizeof(e->flags), "the engine's flags");
+	watch(&e->defer_min, sizeof(e->defer_min), "the deferral's threshold (defer_min)");
+	watch(&e->defer_idle, sizeof(e->defer_idle), "the deferral's empty runs (defer_idle)");
+	watch(&e->defer_short, sizeof(e->defer_short), "the deferral's short checks");
+	watch(&e->defer_chain, sizeof(e->defer_chain), "the deferral's chain");
+	watch(&e->defer_paid, sizeof(e->defer_paid), "the deferral's paid mark");
 	for (j = 0; e->fslots && j < e->ring_mask + 1 + e->nr_domains; j++) {
 		snprintf(name, sizeof(name), "slot %u of the flow pool", j);
 		watch(&e->fslots[j].wc, sizeof(struct ib_wc), name);

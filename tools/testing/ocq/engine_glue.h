@@ -102,8 +102,27 @@ void sim_engine_watchdog(struct ocq_engine *e);
 int sim_engine_lease(struct ocq_engine *e);
 /* ocq_engine_timer(): true if the timer took the CQ unit's run */
 int sim_engine_timer(struct ocq_engine *e);
-/* ocq_engine_busy_poll(): completions taken, -EBUSY or -EAGAIN */
+/* ocq_engine_busy_poll(): completions taken, -EBUSY, -EAGAIN or -EOPNOTSUPP */
 int sim_engine_busy_poll(struct ocq_engine *e, unsigned int budget);
+/*
+ * A moderation of the CQ unit (struct ocq_tune), or a word of it (struct
+ * ocq_engine @tune, @tune_now) decoded
+ */
+struct sim_tune {
+	unsigned int defer_polls;	/* 0: the re-arm is not deferred */
+	int dim;			/* IB_OCQ_DEFER_DIM */
+	int suspend;			/* busy polls may suspend the CQ's events */
+};
+/* ocq_engine_tune(): 0, -EINVAL or -EOPNOTSUPP */
+int sim_engine_tune(struct ocq_engine *e, unsigned int defer_polls, int dim, int suspend);
+/* @t as the engine's word (ocq_tune_word(), static in the engine) */
+int sim_tune_word(const struct sim_tune *t);
+void sim_tune_decode(int word, struct sim_tune *t);
+/*
+ * The word the last retune staged (e->tune), or, with @applied, the one the
+ * CQ unit's holders last applied (e->tune_now)
+ */
+int sim_engine_tune_word(const struct ocq_engine *e, int applied);
 /* the pauses the lease ended (@lease_resumes) */
 unsigned long sim_engine_lease_resumes(const struct ocq_engine *e);
 /* the plain memory the engine hands between contexts, for the race check */

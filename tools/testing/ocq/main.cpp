@@ -65,9 +65,9 @@ const KnownBug *known_bug(const CaseSpec &spec, const std::string &failure)
 struct Options {
 	unsigned bound = 3;
 	long budget = 4000; // executions per case, all bounds together
-	// the deferred re-arm's cases (mode "defer*") and the suspension's
-	// ("suspend*"): the timer's runs make each execution longer; a budget
-	// of their own keeps make sim's time
+	// the deferred re-arm's cases (mode "defer*"), the suspension's
+	// ("suspend*") and the retune's ("tune*"): the timer's runs make each
+	// execution longer; a budget of their own keeps make sim's time
 	long defer_budget = 3000;
 	size_t step_cap = 5000; // decisions per execution
 	std::string only; // run the cases whose name contains it
@@ -107,6 +107,8 @@ struct Result {
 	long busy_backoffs = 0, busy_spent = 0, min_back = 0, hol_waits = 0;
 	long held = 0, quiet_reports = 0;
 	long cq_dispatches = 0, domain_dispatches = 0, barrier_dispatches = 0;
+	long tune_applies = 0, tune_defers = 0, tune_rearms = 0, tune_refused = 0, tune_took = 0;
+	long tune_suspend_ended = 0, tune_single_defers = 0, tune_short_arms = 0;
 	std::vector<KnownHit> known;
 };
 
@@ -304,6 +306,22 @@ std::vector<CaseSpec> all_cases()
 		c.stale_bound = 1;
 		v.push_back(c);
 	}
+	// a running CQ retuned (ocq_engine_tune()): the deferral on and off
+	// again, with sequentially consistent memory and with one stale read,
+	// and in flow mode; the suspension off and on again under busy polls;
+	// IB_OCQ_DEFER_DIM off and on again
+	v.push_back(make_case("tune", "iba-weak"));
+	c = make_case("tune", "iba-weak", "weak/tune");
+	c.stale_bound = 1;
+	v.push_back(c);
+	v.push_back(make_case("tune-flow", "iba-weak"));
+	v.push_back(make_case("tune-suspend", "iba-weak"));
+	c = make_case("tune-suspend", "iba-weak", "weak/tune-suspend");
+	c.stale_bound = 1;
+	/* a busy poll that takes completions after the second retune: late */
+	c.schedules = 10000;
+	v.push_back(c);
+	v.push_back(make_case("tune-dim", "iba-weak"));
 	// a process() that waits for a later completion's
 	v.push_back(make_case("parallel-wait", "iba-weak"));
 	// a backlog on one flow, then a completion of another
@@ -424,7 +442,9 @@ Result explore(const CaseSpec &spec, const Options &opt)
 	bool caught = false;
 	long budget = spec.schedules ? spec.schedules : opt.budget;
 
-	if ((spec.mode.rfind("defer", 0) == 0 || mode_info(spec.mode)->busy) && !spec.schedules)
+	if ((spec.mode.rfind("defer", 0) == 0 || mode_info(spec.mode)->busy ||
+	     mode_info(spec.mode)->tune) &&
+	    !spec.schedules)
 		budget = opt.defer_budget;
 
 	for (unsigned b = 0; b <= opt.bound && !caught && r.failure.empty(); b++) {
@@ -470,6 +490,14 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			r.cq_dispatches += o.cq_dispatches;
 			r.domain_dispatches += o.domain_dispatches;
 			r.barrier_dispatches += o.barrier_dispatches;
+			r.tune_applies += o.tune_applies;
+			r.tune_defers += o.tune_defers;
+			r.tune_rearms += o.tune_rearms;
+			r.tune_refused += o.tune_refused;
+			r.tune_took += o.tune_took;
+			r.tune_suspend_ended += o.tune_suspend_ended;
+			r.tune_single_defers += o.tune_single_defers;
+			r.tune_short_arms += o.tune_short_arms;
 			r.hops += o.hops;
 			r.reuses += o.reuses;
 			r.yields += o.yields;
@@ -616,6 +644,42 @@ Result explore(const CaseSpec &spec, const Options &opt)
 			else if (mode_info(spec.mode)->wait_next == 7 && !r.busy_spent)
 				r.failure = "coverage: no busy poll spent its budget";
 		}
+		/*
+		 * The retunes: a hold applied one; the deferral retuned on
+		 * deferred, with a completion landing meanwhile, and retuned
+		 * off ended a deferral with an arm; the suspension retuned off
+		 * refused a busy poll and ended a suspension's timer with an
+		 * arm, and on again let one take completions; IB_OCQ_DEFER_DIM
+		 * retuned off deferred a single completion, and on again armed
+		 * after one.
+		 */
+		int tune = mode_info(spec.mode)->tune;
+
+		if (r.failure.empty() && tune && !r.tune_applies)
+			r.failure = "coverage: no hold of the CQ unit applied a retune";
+		else if (r.failure.empty() && (tune == 1 || tune == 3) && !r.tune_defers)
+			r.failure = "coverage: no CQ run deferred its re-arm after a retune was "
+				    "applied";
+		else if (r.failure.empty() && tune == 1 && !r.deferred_pushes)
+			r.failure = "coverage: no completion landed while the re-arm was deferred";
+		else if (r.failure.empty() && tune == 1 && !r.tune_rearms)
+			r.failure = "coverage: no CQ run armed the CQ, ending a deferral, with the "
+				    "deferral retuned off";
+		else if (r.failure.empty() && tune == 2 && !r.tune_refused)
+			r.failure = "coverage: no busy poll was refused with the suspension "
+				    "retuned off";
+		else if (r.failure.empty() && tune == 2 && !r.tune_suspend_ended)
+			r.failure = "coverage: no timer's run ended a suspension with the "
+				    "suspension retuned off";
+		else if (r.failure.empty() && tune == 2 && !r.tune_took)
+			r.failure = "coverage: no busy poll took completions after the "
+				    "suspension was retuned on again";
+		else if (r.failure.empty() && tune == 3 && !r.tune_single_defers)
+			r.failure = "coverage: no CQ run deferred a single completion with "
+				    "IB_OCQ_DEFER_DIM retuned off";
+		else if (r.failure.empty() && tune == 3 && !r.tune_short_arms)
+			r.failure = "coverage: no CQ run armed after a single completion with "
+				    "IB_OCQ_DEFER_DIM retuned on again";
 	}
 	return r;
 }
@@ -717,6 +781,17 @@ bool report(const CaseSpec &spec, const Result &r, const Options &opt)
 	if (spec.wrid)
 		std::printf("  dispatch: cq-run=%ld domains=%ld barrier=%ld", r.cq_dispatches,
 			    r.domain_dispatches, r.barrier_dispatches);
+	if (mode_info(spec.mode)->tune)
+		std::printf("  applies=%ld", r.tune_applies);
+	if (mode_info(spec.mode)->tune == 1)
+		std::printf(" defers=%ld deferred-pushes=%ld rearms-off=%ld", r.tune_defers,
+			    r.deferred_pushes, r.tune_rearms);
+	else if (mode_info(spec.mode)->tune == 2)
+		std::printf(" refused=%ld ended-off=%ld took-on=%ld", r.tune_refused,
+			    r.tune_suspend_ended, r.tune_took);
+	else if (mode_info(spec.mode)->tune == 3)
+		std::printf(" defers=%ld single-defers=%ld short-arms-on=%ld", r.tune_defers,
+			    r.tune_single_defers, r.tune_short_arms);
 	std::printf("\n");
 	for (const KnownHit &h : r.known)
 		std::printf("    known engine bug %s: %ld schedule(s), first "
@@ -767,9 +842,9 @@ void usage(FILE *f)
 			"  --budget N         executions per case, over all bounds\n"
 			"                     (default 4000); a case that spends it\n"
 			"                     says so: not exhaustive\n"
-			"  --defer-budget N   executions per deferred re-arm or\n"
-			"                     suspension case (default 3000),\n"
-			"                     instead of --budget\n"
+			"  --defer-budget N   executions per deferred re-arm,\n"
+			"                     suspension or retune case (default\n"
+			"                     3000), instead of --budget\n"
 			"  --step-cap N       decisions per execution (default 5000)\n"
 			"  --case TEXT        only the cases whose name contains TEXT\n"
 			"  --list             list the cases\n"

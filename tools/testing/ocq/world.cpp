@@ -25,6 +25,12 @@ const unsigned int OCQ_SIM_BUSY_BUDGET = 16;
 // suspend-burst: the budget of a busy poll, so that one that takes a full
 // batch spends it
 const unsigned int OCQ_SIM_BURST_BUDGET = 1;
+// tune, tune-flow: the deferral's empty runs while a retune has it on
+const unsigned int OCQ_SIM_TUNE_POLLS = 2;
+// a channel of the memory model (mm_release()): a retune returned, before
+// a ULP's busy poll, which knows of it (its own call, or under the host's
+// lock of retunes)
+const int OCQ_SIM_CH_TUNE = 1100;
 // defer-dim-paid: where each group of completions begins (producer())
 const int OCQ_SIM_PAID_GROUPS[] = {0, 2, 6};
 // CaseSpec::wrid: the successful completion posted with wr_id 0
@@ -128,51 +134,61 @@ int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 // group of four, then four more while that group's deferral may still be
 // pending (IB_OCQ_DEFER_DIM's threshold doubles, then comes back).
 // parallel-hol, defer-parallel-hol: flow-hol's backlog in parallel mode,
-// whose commit step is the busy domain.
+// whose commit step is the busy domain.  The tune modes retune a running
+// CQ (ocq_engine_tune()) from a context of the host's, the "tuner": tune
+// and tune-flow turn the deferred re-arm on (defer_polls 2) and off again,
+// tune-suspend the suspension off and on again under suspend's busy polls,
+// tune-dim IB_OCQ_DEFER_DIM off and on again with the deferral on
+// throughout; the HCA adds its completions at any time (tune-dim's last as
+// defer's does).
 const ModeInfo modes[] = {
-	/* name            engine        n  2fl budget pp ulp td p1 wait defer dim busy */
-	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
-	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0},
-	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0},
-	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
-	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0, 0, 0, 0},
-	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
-	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0},
-	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0},
-	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0},
-	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0},
-	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0},
-	{"defer", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0, 0},
-	{"defer-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 0, 0},
-	{"defer-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0, 0},
-	{"defer-pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0},
-	{"defer-teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0},
-	{"defer-teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 2, 0, 0},
-	{"defer-flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 2, 0, 0},
-	{"defer-dim", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1, 0},
-	{"defer-dim-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 1, 0},
-	{"defer-dim-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1, 0},
-	{"lease", SIM_STRICT, 2, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0},
-	{"lease-postpone", SIM_STRICT, 2, 0, 0, 1, 6, 0, 0, 0, 0, 0, 0},
-	{"lease-race", SIM_STRICT, 2, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0},
-	{"suspend", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS},
-	{"suspend-flow", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS},
-	{"suspend-defer", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 2, 0, OCQ_SIM_BUSY_POLLS},
-	{"suspend-burst", SIM_STRICT, 18, 0, 0, 0, 0, 0, 0, 7, 0, 0, OCQ_SIM_BUSY_POLLS},
-	{"defer-dim-lone", SIM_STRICT, 17, 0, 0, 0, 0, 0, 0, 5, 2, 1, 0},
-	{"defer-dim-paid", SIM_STRICT, 10, 0, 0, 0, 0, 0, 0, 6, 2, 1, 0},
-	{"parallel-hol", SIM_PARALLEL, 7, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0},
-	{"defer-parallel-hol", SIM_PARALLEL, 7, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0},
+	/* name            engine        n  2fl budget pp ulp td p1 wait defer dim busy tune */
+	{"strict", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0},
+	{"postpone", SIM_STRICT, 2, 0, 0, 1, 2, 0, 0, 0, 0, 0, 0, 0},
+	{"teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+	{"pause-in-done", SIM_STRICT, 2, 0, 0, 0, 3, 0, 0, 0, 0, 0, 0, 0},
+	{"teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+	{"teardown-parallel", SIM_PARALLEL, 2, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0},
+	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0, 0, 0, 0, 0},
+	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
+	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
+	{"flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0},
+	{"flow-park", SIM_FLOW, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"parallel-claim", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"reuse-flow", SIM_FLOW, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0},
+	{"reuse-parallel", SIM_PARALLEL, 70, 0, 0, 0, 0, 0, 0, 3, 0, 0, 0, 0},
+	{"flow-barrier", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 4, 0, 0, 0, 0},
+	{"defer", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0, 0, 0},
+	{"defer-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 0, 0, 0},
+	{"defer-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 0, 0, 0},
+	{"defer-pause", SIM_STRICT, 2, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0},
+	{"defer-teardown", SIM_STRICT, 2, 0, 0, 0, 0, 1, 0, 0, 2, 0, 0, 0},
+	{"defer-teardown-flow", SIM_FLOW, 2, 1, 0, 0, 0, 1, 0, 0, 2, 0, 0, 0},
+	{"defer-flow-hol", SIM_FLOW, 7, 1, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0},
+	{"defer-dim", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1, 0, 0},
+	{"defer-dim-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 2, 1, 0, 0},
+	{"defer-dim-parallel", SIM_PARALLEL, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1, 0, 0},
+	{"lease", SIM_STRICT, 2, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0},
+	{"lease-postpone", SIM_STRICT, 2, 0, 0, 1, 6, 0, 0, 0, 0, 0, 0, 0},
+	{"lease-race", SIM_STRICT, 2, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0},
+	{"suspend", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS, 0},
+	{"suspend-flow", SIM_FLOW, 3, 1, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS, 0},
+	{"suspend-defer", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 2, 0, OCQ_SIM_BUSY_POLLS, 0},
+	{"suspend-burst", SIM_STRICT, 18, 0, 0, 0, 0, 0, 0, 7, 0, 0, OCQ_SIM_BUSY_POLLS, 0},
+	{"defer-dim-lone", SIM_STRICT, 17, 0, 0, 0, 0, 0, 0, 5, 2, 1, 0, 0},
+	{"defer-dim-paid", SIM_STRICT, 10, 0, 0, 0, 0, 0, 0, 6, 2, 1, 0, 0},
+	{"parallel-hol", SIM_PARALLEL, 7, 0, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0},
+	{"defer-parallel-hol", SIM_PARALLEL, 7, 0, 0, 0, 0, 0, 0, 2, 2, 0, 0, 0},
+	{"tune", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+	{"tune-flow", SIM_FLOW, 3, 1, 2, 0, 0, 0, 0, 0, 0, 0, 0, 1},
+	{"tune-suspend", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, OCQ_SIM_BUSY_POLLS, 2},
+	{"tune-dim", SIM_STRICT, 3, 0, 2, 0, 0, 0, 0, 0, 2, 1, 0, 3},
 };
 
 } // namespace
@@ -238,6 +254,8 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 		if (mi_.two_flows && (mi_.wait_next == 2 || mi_.busy))
 			comps_[i].flow = i == pushes_ - 1;
 	}
+	deferrer_ = mi_.defer || mi_.tune == 1;
+	dimmer_ = mi_.defer_dim || mi_.tune == 3;
 	perpetual_ = spec_.provider == "perpetual-positive";
 	if (perpetual_)
 		run_cap_ = 4;
@@ -297,13 +315,16 @@ bool World::setup_engine()
 	attr.defer_polls = mi_.defer;
 	attr.defer_dim = mi_.defer_dim;
 	attr.suspend = mi_.busy > 0;
-	engine_ = sim_engine_new(&cq_, &attr, sim_schedule, mi_.defer ? sim_defer : nullptr,
+	engine_ = sim_engine_new(&cq_, &attr, sim_schedule, deferrer_ ? sim_defer : nullptr,
 				 mi_.busy ? sim_suspend : nullptr);
 	if (!engine_) {
 		fail("setup: ocq_engine_init() refused the case's attributes (mode, policy, "
 		     "flags)");
 		return false;
 	}
+	/* the word init staged and applied, as a retune's */
+	tune_words_.assign(1, sim_engine_tune_word(engine_, 0));
+	tune_now_ = sim_engine_tune_word(engine_, 1);
 	sim_engine_watch(engine_, watch_slot);
 	units_.resize(sim_engine_units(engine_));
 	/* the host starts the engine; its first run is queued */
@@ -359,7 +380,10 @@ void World::add_contexts()
 		sched_.add("lease", [this] { lease(); });
 	if (mi_.busy)
 		busy_ctx_ = sched_.add("ulp", [this] { busy_poller(); });
-	if (mi_.defer || mi_.busy)
+	/* before the timer: a retune lands first while a deferral is pending */
+	if (mi_.tune)
+		sched_.add("tuner", [this] { tuner(); });
+	if (deferrer_ || mi_.busy)
 		sched_.add(
 			"timer", [this] { timer(); }, [this] { return timer_ready(); });
 	if (mi_.teardown)
@@ -397,6 +421,8 @@ void World::invariants()
 	long claimed, produced;
 
 	races();
+	if (mi_.tune && engine_ && !freed_ && sim_engine_tune_word(engine_, 1) != tune_now_)
+		tune_applied();
 	if (mi_.engine != SIM_PARALLEL || !engine_ || freed_ || claims_failed_)
 		return;
 	sim_engine_claims(engine_, &claimed, &produced);
@@ -453,7 +479,7 @@ void World::producer()
 				"hca: wait until the deferral is over",
 				[this] { return deferral_over(); }, true);
 		arrival(i);
-		if (mi_.defer && timer_pending_)
+		if (deferrer_ && timer_pending_)
 			deferred_pushes_++;
 		/*
 		 * lease-postpone: the last completion lands after the ULP's
@@ -639,14 +665,18 @@ void World::worker(unsigned int unit)
 		mm_acquire(unit); /* the run sees what was before queue_work() */
 		if (unit == 0 && handoff_)
 			check_handoff();
-		if (unit == 0 && mi_.defer)
+		if (unit == 0) {
+			run_floor_ = tune_done_;
+			run_timer_ = timer_queued_;
+		}
+		if (unit == 0 && deferrer_)
 			begin_cq_run();
 		if (freed_)
 			fail(fmt("use after free: work of unit %ld ran after the engine was freed",
 				 unit));
 		else
 			sim_engine_run(engine_, unit);
-		if (unit == 0 && mi_.defer)
+		if (unit == 0 && deferrer_)
 			end_cq_run();
 		mm_release(MM_CH_DONE + unit); /* for cancel_work_sync() */
 		u.running--;
@@ -949,6 +979,8 @@ bool World::timer_stale() const
  */
 long World::fire_limit() const
 {
+	if (mi_.tune == 1)
+		return (long)OCQ_SIM_TUNE_POLLS;
 	if (!mi_.defer)
 		return 1;
 	return (long)mi_.defer;
@@ -1037,14 +1069,14 @@ void World::dim_armed(long min)
  */
 long World::defer_got()
 {
-	if (!mi_.defer_dim)
+	if (!dim_now())
 		return run_found_ + last_got_;
 	return (long)sim_engine_defer_got(engine_);
 }
 
 long World::defer_min()
 {
-	if (!mi_.defer_dim)
+	if (!dim_now())
 		return 1;
 	long min = (long)sim_engine_defer_min(engine_);
 
@@ -1065,20 +1097,29 @@ void World::defer()
 	/* the defer contract (notified()): a run that found work restarts it */
 	if (run_found_ + last_got_)
 		idle_runs_ = 0;
+	/* a retune turned the deferral off, and the run applied it */
+	if (!defer_polls_now())
+		fail("defer: a CQ run deferred its re-arm with the deferral retuned off "
+		     "(defer_polls 0 applied)");
 	/*
 	 * IB_OCQ_DEFER_DIM: fewer than the threshold, but some: it arms.  The
 	 * count is the one the run decided with, after its last poll (the
 	 * engine's own starts again at the deferral, before this hook).
 	 */
-	long got = mi_.defer_dim ? dim_count_ : defer_got();
+	long got = dim_now() ? dim_count_ : defer_got();
 	long min = defer_min();
 
 	if (got && got < min)
 		fail(fmt("defer: a CQ run deferred its re-arm after %ld completion(s) "
 			 "since the last arm or deferral: with IB_OCQ_DEFER_DIM it must arm",
 			 got));
-	if (mi_.defer_dim)
+	if (dim_now())
 		dim_deferred(got, min);
+	if (tune_applies_)
+		tune_defers_++;
+	/* tune-dim: a single completion deferred, the threshold's 1 without DIM */
+	if (mi_.tune == 3 && !dim_now() && got == 1)
+		tune_single_defers_++;
 	mm_release(MM_CH_TIMER);
 	if (timer_pending_)
 		sched_.note("hrtimer_start: pending already, moved");
@@ -1116,6 +1157,10 @@ void World::suspend()
  * each may take the CQ unit when it is free or held for the timer, and
  * returns -EBUSY while a run holds it.  suspend-burst: the first once a
  * full batch is in the CQ (or the HCA is done), with a budget it spends.
+ * tune-suspend: a call refused (-EOPNOTSUPP: the suspension retuned off)
+ * does not count, and the next waits until a retune returned; then one
+ * more call once the retune that turns the suspension off returned, and
+ * one once the one that turns it on again returned.
  */
 void World::busy_poller()
 {
@@ -1125,27 +1170,65 @@ void World::busy_poller()
 			[this] { return (long)prov_->depth() >= sim_batch() || producer_done_; },
 			false);
 	for (int i = 0; i < mi_.busy && taken_ < pushes_; i++) {
-		long takes = timer_takes_;
-		bool held = sim_engine_gate(engine_, 0) & SIM_GATE_TIMER;
-		int ret;
+		int floor = tune_done_;
 
-		sched_.note("ulp: ib_ocq_busy_poll()");
-		busy_inside_ = true;
-		bp_found_ = 0;
-		bp_last_got_ = 0;
-		bp_polls_ = 0;
-		bp_armed_ = false;
-		bp_suspended_ = false;
-		bp_failed_ = false;
-		bp_refused_ = 0;
-		bp_handed_ = false;
-		ret = sim_engine_busy_poll(engine_, busy_budget());
-		busy_inside_ = false;
-		/* only the timer clears OCQ_TIMER but a busy poll */
-		if (ret >= 0 && held && timer_takes_ == takes)
-			busy_from_timer_++;
-		busy_check(ret);
+		if (busy_call() != -EOPNOTSUPP || mi_.tune != 2)
+			continue;
+		if (tuner_done_)
+			break;
+		i--;
+		sched_.wait(
+			"ulp: wait for a retune",
+			[this, floor] { return tune_done_ > floor || tuner_done_; }, false);
 	}
+	busy_over_ = true;
+	if (mi_.tune != 2)
+		return;
+	sched_.wait(
+		"ulp: wait for the retune that turns the suspension off",
+		[this] { return tune_done_ >= 1; }, false);
+	busy_call();
+	sched_.wait(
+		"ulp: wait for the retune that turns it on again", [this] { return tuner_done_; },
+		false);
+	busy_call();
+}
+
+// One ib_ocq_busy_poll() of the ULP's, checked; what it returned.
+int World::busy_call()
+{
+	long takes = timer_takes_;
+	bool held = sim_engine_gate(engine_, 0) & SIM_GATE_TIMER;
+	int floor = tune_done_;
+	int ret;
+
+	/* the ULP knows of the retunes that returned: ordered after them */
+	if (mi_.tune)
+		mm_acquire(OCQ_SIM_CH_TUNE);
+	sched_.note("ulp: ib_ocq_busy_poll()");
+	busy_inside_ = true;
+	bp_found_ = 0;
+	bp_last_got_ = 0;
+	bp_polls_ = 0;
+	bp_armed_ = false;
+	bp_suspended_ = false;
+	bp_failed_ = false;
+	bp_refused_ = 0;
+	bp_handed_ = false;
+	bp_floor_ = floor;
+	ret = sim_engine_busy_poll(engine_, busy_budget());
+	busy_inside_ = false;
+	/* only the timer clears OCQ_TIMER but a busy poll */
+	if (ret >= 0 && held && timer_takes_ == takes)
+		busy_from_timer_++;
+	busy_check(ret);
+	if (mi_.tune == 2)
+		tune_busy(ret, floor);
+	/* tune-suspend: after the retune that turned the suspension on again */
+	if (mi_.tune == 2 && floor >= 2 && ret > 0)
+		tune_took_++;
+	bp_after_off_ |= floor >= 1;
+	return ret;
 }
 
 // The budget of each busy poll.
@@ -1178,6 +1261,13 @@ void World::busy_check(int ret)
 		busy_ebusy_++;
 		if (bp_polls_)
 			fail("busy poll: returned -EBUSY after it polled the CQ");
+		return;
+	}
+	/* tune-suspend: refused with the suspension off (tune_busy()) */
+	if (ret == -EOPNOTSUPP && mi_.tune == 2) {
+		tune_refused_++;
+		if (bp_polls_)
+			fail("busy poll: returned -EOPNOTSUPP after it polled the CQ");
 		return;
 	}
 	if (ret < 0) {
@@ -1355,26 +1445,33 @@ void World::notified(int ret)
 	}
 	if (mi_.busy && ret == 0)
 		idle_fires_ = 0;
-	if (!mi_.defer || !in_cq_run())
+	if (!deferrer_ || !in_cq_run())
 		return;
-	long found = mi_.defer_dim ? defer_got() : run_found_;
-	long min = defer_min();
+	/*
+	 * The rules of the moderation the run applied (a retune's, in the tune
+	 * modes): with the deferral retuned off, any arm
+	 */
+	long polls = defer_polls_now();
+	long found = dim_now() ? defer_got() : run_found_;
+	long min = polls ? defer_min() : 0;
 
-	if (found >= min)
+	if (polls && found >= min)
 		fail(fmt("defer: a CQ run armed the CQ after it took %ld completion(s): its "
 			 "re-arm must be deferred",
 			 found));
-	else if (found)
+	else if (polls && found) {
 		short_arms_++; /* IB_OCQ_DEFER_DIM: too few to defer */
-	else if (!run_armed_ && idle_runs_ + 1 < (long)mi_.defer)
+		if (mi_.tune == 3 && tune_applies_ >= 2)
+			tune_short_arms_++;
+	} else if (polls && !run_armed_ && idle_runs_ + 1 < polls)
 		fail(fmt("defer: the CQ was armed after %ld run(s) in a row that found "
 			 "nothing, and this one: defer_polls is %ld",
-			 idle_runs_, (long)mi_.defer));
+			 idle_runs_, polls));
 	run_armed_ = true;
 	/* the engine counts again once an arm is confirmed, not at a failed one */
 	if (ret == 0)
 		idle_runs_ = 0;
-	if (mi_.defer_dim && ret == 0)
+	if (polls && dim_now() && ret == 0)
 		dim_armed(min);
 	/*
 	 * What the poll just before the arm took is the run's: the engine's
@@ -1386,8 +1483,207 @@ void World::notified(int ret)
 	armed_since_defer_ = true;
 	if (ret == 0 && defer_since_arm_) {
 		rearms_++;
+		tune_rearms_ += !polls;
 		defer_since_arm_ = false;
 	}
+}
+
+// --- the host's retunes ---
+
+/*
+ * The host's retunes (ModeInfo::tune): ocq_engine_tune(), as ib_ocq_tune()
+ * calls it (never two at once), twice: to a moderation, then back.  The
+ * first at any time (tune-suspend: once a busy poll suspended, or the busy
+ * polls are over); the second once a CQ run deferred its re-arm after a
+ * holder of the CQ unit applied the first, or all is quiet (tune,
+ * tune-flow, tune-dim), or once a busy poll began after the first returned
+ * (tune-suspend); each from then on at any time.
+ */
+void World::tuner()
+{
+	switch (mi_.tune) {
+	case 1:
+	case 3:
+		tune_to(mi_.tune == 1 ? OCQ_SIM_TUNE_POLLS : mi_.defer, false, false);
+		sched_.wait(
+			"tuner: wait until a CQ run deferred its re-arm",
+			[this] { return tune_defers_ || tuner_quiet(); }, false);
+		if (mi_.tune == 1)
+			tune_to(0, false, false);
+		else
+			tune_to(mi_.defer, true, false);
+		break;
+	case 2:
+		sched_.wait(
+			"tuner: wait until a busy poll suspended",
+			[this] { return suspend_calls_ || busy_over_; }, false);
+		tune_to(0, false, false);
+		sched_.wait(
+			"tuner: wait until a busy poll came after it",
+			[this] { return bp_after_off_; }, false);
+		tune_to(0, false, true);
+		break;
+	}
+	tuner_done_ = true;
+}
+
+// One retune: ocq_engine_tune() of a moderation the host has the ops for.
+void World::tune_to(unsigned int defer_polls, bool dim, bool suspend)
+{
+	struct sim_tune t = {defer_polls, dim, suspend};
+	int word = sim_tune_word(&t);
+	int ret;
+
+	tune_words_.push_back(word);
+	tune_started_++;
+	sched_.note("tuner: ocq_engine_tune(" + tune_name(word) + ")");
+	ret = sim_engine_tune(engine_, defer_polls, dim, suspend);
+	if (ret)
+		fail(fmt("tune: ocq_engine_tune() returned %ld for a moderation the host has the "
+			 "ops for",
+			 ret));
+	mm_release(OCQ_SIM_CH_TUNE);
+	tune_done_++;
+}
+
+// Every completion dispatched, nothing pending, queued or running.
+bool World::tuner_quiet() const
+{
+	for (const Unit &u : units_)
+		if (u.queued || u.running)
+			return false;
+	return (int)dispatched_.size() >= pushes_ && producer_done_ && !prov_->pending() &&
+	       !prov_->in_flight() && !timer_pending_;
+}
+
+std::string World::tune_name(int word) const
+{
+	struct sim_tune t;
+	std::string n;
+
+	sim_tune_decode(word, &t);
+	n = t.defer_polls ? "defer_polls " + std::to_string(t.defer_polls) : "no deferral";
+	if (t.dim)
+		n += " with IB_OCQ_DEFER_DIM";
+	return n + (t.suspend ? ", suspension" : ", no suspension");
+}
+
+// The deferral's empty runs the CQ unit's holders apply now (a retune's).
+long World::defer_polls_now() const
+{
+	struct sim_tune t;
+
+	if (!mi_.tune)
+		return (long)mi_.defer;
+	sim_tune_decode(sim_engine_tune_word(engine_, 1), &t);
+	return (long)t.defer_polls;
+}
+
+// IB_OCQ_DEFER_DIM as the CQ unit's holders apply it now (a retune's).
+bool World::dim_now() const
+{
+	struct sim_tune t;
+
+	if (!mi_.tune)
+		return mi_.defer_dim;
+	sim_tune_decode(sim_engine_tune_word(engine_, 1), &t);
+	return t.dim;
+}
+
+/*
+ * A holder of the CQ unit applied a retune: e->tune_now changed, seen at
+ * the next scheduling point, the first after the pass began, so that the
+ * running context is the holder.  If the retune changed the deferral or
+ * IB_OCQ_DEFER_DIM, the engine starts the deferral's state afresh there
+ * (ocq_tune_apply()), and so does the world's: the empty runs and the
+ * timer's fires in a row, the IB_OCQ_DEFER_DIM threshold's chain and its
+ * expected move.
+ */
+void World::tune_applied()
+{
+	int word = sim_engine_tune_word(engine_, 1);
+	struct sim_tune t, was;
+
+	sim_tune_decode(word, &t);
+	sim_tune_decode(tune_now_, &was);
+	tune_now_ = word;
+	tune_applies_++;
+	sched_.note("applied the retune to " + tune_name(word));
+	if (!in_cq_run() && !in_busy_poll() && !tune_failed_) {
+		tune_failed_ = true;
+		fail("tune: " + sched_.name(sched_.self()) +
+		     " applied a retune outside a hold of the CQ unit");
+	}
+	tune_floor_check();
+	if (t.defer_polls != was.defer_polls || t.dim != was.dim) {
+		idle_runs_ = 0;
+		idle_fires_ = 0;
+		dim_chain_ = false;
+		dim_paid_ = false;
+		dim_expect_ = -1;
+		last_min_ = 2;
+	}
+	/* tune-suspend: the timer's run that ends a suspension, retuned off */
+	if (in_cq_run() && run_timer_ && hold_suspend_ && !t.suspend)
+		tune_suspend_ended_++;
+}
+
+/*
+ * A hold of the CQ unit (a run, a busy poll) that began after a retune
+ * returned polls with that retune's moderation, or a later one's: its
+ * first pass begins after the retune's kick, and applies the word it reads
+ * (e->tune_now: the word the holders applied last).  Checked at every
+ * poll of a hold, and where a hold applies a retune.
+ */
+void World::tune_floor_check()
+{
+	int floor, now;
+
+	if (!mi_.tune || tune_failed_ || (!in_cq_run() && !in_busy_poll()))
+		return;
+	floor = in_busy_poll() ? bp_floor_ : run_floor_;
+	now = sim_engine_tune_word(engine_, 1);
+	if (tune_staged_since(floor, now))
+		return;
+	tune_failed_ = true;
+	fail("tune: " + std::string(in_busy_poll() ? "a busy poll" : "a CQ run") +
+	     " that began after the retune to " + tune_name(tune_words_[floor]) +
+	     " returned polls the CQ with " + tune_name(now) + ", the moderation of before it");
+}
+
+// @word is that of retune @floor (0: the engine's first) or of a later one.
+bool World::tune_staged_since(int floor, int word) const
+{
+	for (size_t j = (size_t)floor; j < tune_words_.size(); j++)
+		if (tune_words_[j] == word)
+			return true;
+	return false;
+}
+
+/*
+ * tune-suspend: from a retune's staging on, busy polls are refused
+ * (-EOPNOTSUPP) or allowed as it says: a busy poll that began after
+ * retune @floor returned (0: none) goes by its suspension, or by a later
+ * retune's (which may be under way).  Checked as it returns @ret.
+ */
+void World::tune_busy(int ret, int floor)
+{
+	bool may_refuse = false, may_allow = false;
+	struct sim_tune t;
+	std::string since =
+		floor ? "after the retune to " + tune_name(tune_words_[floor]) + " returned" :
+			"before any retune returned";
+
+	for (size_t j = (size_t)floor; j < tune_words_.size(); j++) {
+		sim_tune_decode(tune_words_[j], &t);
+		may_refuse |= !t.suspend;
+		may_allow |= t.suspend;
+	}
+	if (ret == -EOPNOTSUPP && !may_refuse)
+		fail("tune: a busy poll was refused (-EOPNOTSUPP) " + since);
+	else if (ret != -EOPNOTSUPP && !may_allow)
+		fail(fmt("tune: a busy poll returned %ld ", ret) + since +
+		     ": it must be refused (-EOPNOTSUPP)");
 }
 
 // The host's teardown once the ULP has seen all its completions.
@@ -1488,6 +1784,7 @@ void World::polled(const struct ib_wc *wc, int got)
 {
 	inline_hol_ = 0;
 	note_hold();
+	tune_floor_check();
 	if (in_busy_poll()) {
 		/* a busy poll begins: what the last holder left (check_handoff()) */
 		if (handoff_ && !bp_polls_)
@@ -1502,9 +1799,9 @@ void World::polled(const struct ib_wc *wc, int got)
 	if (mi_.busy && got > 0)
 		idle_fires_ = 0;
 	/* the count a deferral check after this poll uses (dim_deferred()) */
-	if (mi_.defer_dim && in_cq_run())
+	if (dimmer_ && in_cq_run())
 		dim_count_ = (long)sim_engine_defer_got(engine_) + (got > 0 ? got : 0);
-	if (mi_.defer && in_cq_run()) {
+	if (deferrer_ && in_cq_run()) {
 		run_found_ += last_got_;
 		last_got_ = got > 0 ? got : 0;
 		seg_polls_++;
@@ -1853,6 +2150,14 @@ Outcome World::run()
 	o.domain_dispatches = domain_dispatches_;
 	if (mi_.engine == SIM_FLOW)
 		o.barrier_dispatches = std::max(cq_dispatches_ - (long)s.inlined, 0L);
+	o.tune_applies = tune_applies_;
+	o.tune_defers = tune_defers_;
+	o.tune_rearms = tune_rearms_;
+	o.tune_refused = tune_refused_;
+	o.tune_took = tune_took_;
+	o.tune_suspend_ended = tune_suspend_ended_;
+	o.tune_single_defers = tune_single_defers_;
+	o.tune_short_arms = tune_short_arms_;
 	return o;
 }
 
@@ -1880,7 +2185,7 @@ void World::check_terminal(End end)
 		fail(fmt("lost wakeup: the CQ is never armed: the deferred re-arm's timer "
 			 "fired %ld times in a row with nothing found and is started again "
 			 "(defer_polls %ld)",
-			 idle_fires_, (long)mi_.defer));
+			 idle_fires_, (long)(mi_.tune == 1 ? OCQ_SIM_TUNE_POLLS : mi_.defer)));
 	else if (mi_.defer && !producer_done_ && !mi_.wait_next)
 		fail(fmt("lost wakeup: no arm was tried after the last deferral of the "
 			 "re-arm (%ld timer starts), and nothing is left to run: the HCA "
@@ -1905,8 +2210,16 @@ void World::check_terminal(End end)
 	if (freed_)
 		return; // torn down once every completion was seen; done() checks after
 	/* the last arm's move of the IB_OCQ_DEFER_DIM threshold, read nowhere else */
-	if (dim_expect_ >= 0)
+	if (dim_expect_ >= 0 && dim_now())
 		dim_threshold((long)sim_engine_defer_min(engine_));
+	/*
+	 * The retunes: the last one staged was applied, as its kick makes
+	 * sure (a run of an idle CQ takes it on).
+	 */
+	if (mi_.tune && engine_ && sim_engine_tune_word(engine_, 0) != tune_now_)
+		fail("tune: the last retune (" + tune_name(sim_engine_tune_word(engine_, 0)) +
+		     ") was never applied: the CQ unit's holders still run with " +
+		     tune_name(tune_now_) + ", and nothing will start another");
 	/*
 	 * Only the perpetual-positive model leaves a run queued: the world
 	 * stops following its requeues once every completion was dispatched
@@ -2022,6 +2335,8 @@ uint64_t World::state_hash(const struct sim_stats &s) const
 	if (engine_ && !freed_)
 		for (unsigned int i = 0; i < units_.size(); i++)
 			k += "|" + std::to_string(sim_engine_gate(engine_, i));
+	if (mi_.tune)
+		k += "|" + std::to_string(tune_now_);
 	for (u64 v : {s.events, s.runs, s.empty_runs, s.polls, s.arms, s.repolls, s.yields,
 		      s.pauses, s.rescues, s.domain_runs, s.defers})
 		k += ";" + std::to_string(v);

@@ -87,6 +87,12 @@ struct ModeInfo {
 				// completion arms at once
 	int busy;		// suspension (suspend_usecs): the ULP's busy
 				// polls, made one after another (0: off)
+	int tune; // retunes (ocq_engine_tune()) by the host's
+		// "tuner" context: 0 none; 1 the deferral on
+		// (defer_polls 2), then off again; 2 the
+		// suspension off, then on again (busy polls
+		// refused meanwhile); 3 IB_OCQ_DEFER_DIM off,
+		// then on again (the deferral on throughout)
 };
 
 const ModeInfo *mode_info(const std::string &name);
@@ -143,6 +149,19 @@ struct Outcome {
 	long barrier_dispatches = 0; // ... by the CQ run behind a flow_key's
 				     // barrier (flow mode: those the CQ run
 				     // made but not inline)
+	long tune_applies = 0; // retunes: holds of the CQ unit that applied one
+	long tune_defers = 0; // ... CQ runs that deferred after one was applied
+	long tune_rearms = 0; // ... CQ runs that armed, ending a deferral, with
+		// the deferral retuned off
+	long tune_refused = 0; // ... busy polls refused (-EOPNOTSUPP)
+	long tune_took = 0; // ... busy polls that took completions after the
+		// suspension was retuned on again
+	long tune_suspend_ended = 0; // ... timer's runs that ended a suspension
+		// with the suspension retuned off
+	long tune_single_defers = 0; // ... deferrals of one completion with
+		// IB_OCQ_DEFER_DIM retuned off
+	long tune_short_arms = 0; // ... arms after one completion with
+		// IB_OCQ_DEFER_DIM retuned on again
 };
 
 class World {
@@ -244,6 +263,7 @@ private:
 	bool timer_stale() const;
 	long fire_limit() const;
 	void busy_poller();
+	int busy_call();
 	void busy_check(int ret);
 	unsigned int busy_budget() const;
 	bool in_busy_poll() const;
@@ -262,6 +282,16 @@ private:
 	void dim_armed(long min);
 	void begin_cq_run();
 	void end_cq_run();
+	void tuner();
+	void tune_to(unsigned int defer_polls, bool dim, bool suspend);
+	bool tuner_quiet() const;
+	std::string tune_name(int word) const;
+	long defer_polls_now() const;
+	bool dim_now() const;
+	void tune_applied();
+	void tune_floor_check();
+	bool tune_staged_since(int floor, int word) const;
+	void tune_busy(int ret, int floor);
 	void teardown();
 	void cancel(unsigned int unit, bool final);
 	void timer_cancel();
@@ -395,6 +425,32 @@ private:
 	bool arm_flags_failed_ = false;
 	bool handoff_ = false;		// mark each poll and check it at the
 					// next holder's start (check_handoff())
+	// the host's retunes (ModeInfo::tune), a context of its own
+	bool deferrer_ = false; // the deferred re-arm may be on: the host
+		// has ops->defer, the world its checks
+	bool dimmer_ = false; // ... and IB_OCQ_DEFER_DIM
+	std::vector<int> tune_words_; // the engine's first word, then each
+		// retune's
+	int tune_started_ = 0; // retunes called
+	int tune_done_ = 0; // retunes returned
+	bool tuner_done_ = false; // the last returned
+	int tune_now_ = 0; // the word the holders applied last
+	int run_floor_ = 0; // the CQ run under way: retunes that had
+		// returned as it began
+	int bp_floor_ = 0; // the busy poll under way: the same
+	bool run_timer_ = false; // the CQ run under way is the timer's
+	bool busy_over_ = false; // the busy poller's loop is over
+	bool bp_after_off_ = false; // a busy poll began after the first retune
+		// returned, and returned
+	bool tune_failed_ = false;
+	long tune_applies_ = 0; // see Outcome::tune_applies
+	long tune_defers_ = 0; // see Outcome::tune_defers
+	long tune_rearms_ = 0; // see Outcome::tune_rearms
+	long tune_refused_ = 0; // see Outcome::tune_refused
+	long tune_took_ = 0; // see Outcome::tune_took
+	long tune_suspend_ended_ = 0; // see Outcome::tune_suspend_ended
+	long tune_single_defers_ = 0; // see Outcome::tune_single_defers
+	long tune_short_arms_ = 0; // see Outcome::tune_short_arms
 	bool freed_ = false;
 	bool stats_taken_ = false;
 	struct sim_stats stats_ = {};
