@@ -233,7 +233,7 @@ struct ib_ocq_attr {
  * @suspend_usecs: as &ib_ocq_attr.suspend_usecs; 0: ib_ocq_busy_poll() is
  *	refused
  *
- * See ib_ocq_tune(); ib_ocq_get_tune() reads what is in force.
+ * See ib_ocq_set_tune(); ib_ocq_get_tune() reads what is in force.
  */
 struct ib_ocq_tune {
 	unsigned int flags;
@@ -397,7 +397,7 @@ static inline struct ib_cq *ib_ocq_alloc_cq_any(struct ib_device *dev,
 void ib_ocq_free_cq(struct ib_cq *cq);
 int ib_ocq_process_cq_direct(struct ib_cq *cq, int budget);
 int ib_ocq_busy_poll(struct ib_cq *cq, int budget);
-int ib_ocq_tune(struct ib_cq *cq, const struct ib_ocq_tune *t);
+int ib_ocq_set_tune(struct ib_cq *cq, const struct ib_ocq_tune *t);
 void ib_ocq_get_tune(struct ib_cq *cq, struct ib_ocq_tune *t);
 struct ib_cq *ib_ocq_cq_pool_get(struct ib_device *dev, unsigned int nr_cqe,
 				 int comp_vector_hint,

@@ -1152,7 +1152,7 @@ static const char *fake_tune_str(const struct ib_ocq_tune *t, char *buf,
 	return buf;
 }
 
-/* ib_ocq_tune() of @h's CQ returned @want, and reads back @t if it was 0. */
+/* ib_ocq_set_tune() of @h's CQ returned @want, and reads back @t if it was 0. */
 static bool fake_tune_to(struct fake_dfr *h, const struct ib_ocq_tune *t,
 			 int want)
 {
@@ -1162,16 +1162,16 @@ static bool fake_tune_to(struct fake_dfr *h, const struct ib_ocq_tune *t,
 	int ret;
 
 	ib_ocq_get_tune(cq, &before);
-	ret = ib_ocq_tune(cq, t);
+	ret = ib_ocq_set_tune(cq, t);
 	ib_ocq_get_tune(cq, &after);
 	if (ret != want) {
-		pr_info("# tune: ib_ocq_tune(%s) returned %d, not %d\n",
+		pr_info("# tune: ib_ocq_set_tune(%s) returned %d, not %d\n",
 			fake_tune_str(t, b1, sizeof(b1)), ret, want);
 		return fake_dfr_check(h, false, "the retune's return");
 	}
 	if (!memcmp(&after, ret ? &before : t, sizeof(after)))
 		return true;
-	pr_info("# tune: after ib_ocq_tune(%s) = %d it reads %s\n",
+	pr_info("# tune: after ib_ocq_set_tune(%s) = %d it reads %s\n",
 		fake_tune_str(t, b1, sizeof(b1)), ret,
 		fake_tune_str(&after, b2, sizeof(b2)));
 	return fake_dfr_check(h, false,
@@ -1266,7 +1266,7 @@ static int fake_tuner_fn(void *data)
 	struct ib_cq *cq = ib_ocq_cq(t->h->ocq);
 
 	while (!kthread_should_stop()) {
-		if (ib_ocq_tune(cq, &tunes[t->retunes % ARRAY_SIZE(tunes)]))
+		if (ib_ocq_set_tune(cq, &tunes[t->retunes % ARRAY_SIZE(tunes)]))
 			t->errors++;
 		t->retunes++;
 		usleep_range(FAKE_DFR_GAP_US, 4 * FAKE_DFR_GAP_US);
@@ -1278,7 +1278,7 @@ static int fake_tuner_fn(void *data)
  * tune_race: flow mode, a stream of %FAKE_DFR_STREAM while a thread of its
  * own retunes the OCQ through the deferral, software DIM, the suspension
  * and none, a few microseconds apart, as the runs, the timer and DIM's work
- * go on.  Everything once, in its flow's order; retuned off at the end, the
+ * go on.  Everything once, in its flow's order; tuned off at the end, the
  * CQ ends armed.
  */
 static void fake_tune_race(struct fake_dfr *h, struct fake_dev *fdev,
@@ -1302,7 +1302,7 @@ static void fake_tune_race(struct fake_dfr *h, struct fake_dev *fdev,
 		return;
 	}
 	ok = fake_dfr_check(h, fake_dfr_stream(h, FAKE_DFR_STREAM),
-			    "stream delivered while retuned");
+			    "stream delivered during the retunes");
 	kthread_stop(task);
 	ok = fake_tune_to(h, &off, 0) && ok;
 	fake_dfr_stats(h, &s);
@@ -1339,12 +1339,12 @@ static bool fake_tune_busy_took(struct fake_dfr *h, int *ret)
 
 /*
  * tune_suspend: flow mode (done() in the domains, or in the busy poll's
- * caller when the run dispatches a short batch itself), made without the suspension: busy polls are refused until a
- * retune allows them (at once: on a paused OCQ, where no run has applied
- * the retune yet, a busy poll is -EAGAIN, not -EOPNOTSUPP), then one takes
- * completions and suspends the CQ's events, and once a retune ends it they
- * are refused again; the suspension under way ends by its timer, and the
- * CQ ends armed.
+ * caller when the run dispatches a short batch itself), made without the
+ * suspension: busy polls are refused until a retune allows them (at once:
+ * on a paused OCQ, where no run has applied the retune yet, a busy poll is
+ * -EAGAIN, not -EOPNOTSUPP), then one takes completions and suspends the
+ * CQ's events, and once a retune ends it they are refused again; the
+ * suspension under way ends by its timer, and the CQ ends armed.
  */
 static void fake_tune_suspend(struct fake_dfr *h, struct fake_dev *fdev,
 			      const struct fake_scenario *sc,
@@ -1458,7 +1458,7 @@ static struct ib_cq *fake_tune_cq(struct fake_dev *fdev,
 	return NULL;
 }
 
-/* ib_ocq_tune(@cq, @t) returns @want and, refused, leaves @cq as it was. */
+/* ib_ocq_set_tune(@cq, @t) returns @want and, refused, leaves @cq as it was. */
 static bool fake_tune_expect(struct ib_cq *cq, const char *what,
 			     const struct ib_ocq_tune *t, int want)
 {
@@ -1466,7 +1466,7 @@ static bool fake_tune_expect(struct ib_cq *cq, const char *what,
 	int ret;
 
 	ib_ocq_get_tune(cq, &before);
-	ret = ib_ocq_tune(cq, t);
+	ret = ib_ocq_set_tune(cq, t);
 	ib_ocq_get_tune(cq, &after);
 	if (ret == want && (!ret || !memcmp(&before, &after, sizeof(after))))
 		return true;
@@ -1536,8 +1536,8 @@ static void fake_tune_bad(struct fake_dev *fdev, struct fake_ktap *k)
 	ok = cq && fake_tune_expect(cq, "a deferral", &dfr, 0);
 	for (i = 0; ok && i < ARRAY_SIZE(bad); i++)
 		ok = fake_tune_expect(cq, bad[i].what, &bad[i].t, -EINVAL);
-	ok = ok && ib_ocq_tune(NULL, &zero) == -EINVAL &&
-	     ib_ocq_tune(cq, NULL) == -EINVAL;
+	ok = ok && ib_ocq_set_tune(NULL, &zero) == -EINVAL &&
+	     ib_ocq_set_tune(cq, NULL) == -EINVAL;
 	if (cq)
 		ib_ocq_free_cq(cq);
 
@@ -1567,7 +1567,7 @@ static void fake_tune_bad(struct fake_dev *fdev, struct fake_ktap *k)
 }
 
 /*
- * fake_tune: ib_ocq_tune() on live OCQs: the deferral turned on and off,
+ * fake_tune: ib_ocq_set_tune() on live OCQs: the deferral turned on and off,
  * retunes racing a flow stream, the suspension, software DIM, and what is
  * refused.  Its debugfs side: selftests/ocq/ocq_tune.sh.
  */

@@ -82,7 +82,7 @@
  *	far fewer events than without it, delivered once and in order; the
  *	CQ ends armed once the timer's polls are spent; bad attributes are
  *	refused; frees with a deferral pending are clean.
- * fake_tune: ib_ocq_tune() of live OCQs: a stream's events fall once a
+ * fake_tune: ib_ocq_set_tune() of live OCQs: a stream's events fall once a
  *	retune turns the deferral on, and its runs arm again once one turns
  *	it off; retunes racing a flow stream lose and reorder nothing; busy
  *	polls are refused and allowed as retunes say; software DIM's delay

@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: GPL-2.0
 # timeout: 300
-# Retuning an ordered CQ's moderation while it runs.  ib_ocq_tune() on the fake
+# Retuning an ordered CQ's moderation while it runs.  ib_ocq_set_tune() on the fake
 # provider (ocq_test_fake.ko scenario=fake_tune): the deferral turned on and off under
 # a stream (events fall by 4x while on; no deferral once off; the CQ ends armed),
 # retunes racing a flow stream (everything once, in order), busy polls refused and

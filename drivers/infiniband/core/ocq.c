@@ -1242,9 +1242,9 @@ EXPORT_SYMBOL(ib_ocq_resume);
  * a domain, and a busy poll from there only hands completions on.
  * Return: the completions taken (0 or more); -EBUSY if a run holds the CQ
  * (the run dispatches: stop polling), -EAGAIN if the OCQ is paused,
- * -EOPNOTSUPP without &ib_ocq_attr.suspend_usecs (as made, or as
- * retuned: ib_ocq_tune()), -EINVAL if @cq is not
- * ocq's or @budget is not positive.
+ * -EOPNOTSUPP without &ib_ocq_attr.suspend_usecs (as made, or as set
+ * by ib_ocq_set_tune()), -EINVAL if @cq is not ocq's or @budget is not
+ * positive.
  */
 int ib_ocq_busy_poll(struct ib_cq *cq, int budget)
 {

@@ -93,6 +93,7 @@ struct ocq_tune {
 	bool dim;
 	bool suspend;
 };
+
 /*
  * completions one run dispatches before it yields its worker: as for
  * ib_cq's IB_POLL_WORKQUEUE (IB_POLL_BUDGET_WORKQUEUE), since a requeue

@@ -80,7 +80,7 @@ struct ocq_direct {
  * @pooled: a CQ of the pool, shared: freed only with the pool (I)
  * @direct: %IB_POLL_DIRECT: the CQ is never armed and the engine not used;
  *	ib_ocq_process_cq_direct() polls it
- * @tune_lock: serialises retunes (ib_ocq_tune()) and software DIM's
+ * @tune_lock: serialises retunes (ib_ocq_set_tune()) and software DIM's
  *	updates of @defer_usecs
  * @tuned: the moderation in force, &ib_ocq_attr's at first (T)
  * @defer_usecs: the deferred re-arm's delay: @tuned's defer_usecs, or with

@@ -107,7 +107,7 @@ void ib_ocq_read_tune(struct ib_ocq *ocq, struct ib_ocq_tune *t)
 }
 
 /**
- * ib_ocq_tune - retune an ordered CQ's moderation while it runs
+ * ib_ocq_set_tune - retune an ordered CQ's moderation while it runs
  * @cq: a CQ of ocq's
  * @t: the moderation from now on, every field of it
  *
@@ -135,7 +135,7 @@ void ib_ocq_read_tune(struct ib_ocq *ocq, struct ib_ocq_tune *t)
  * debugfs).  A CQ that its provider moderates (DIM on a device with
  * modify_cq and use_cq_dim, for a CQ made without a deferral or a
  * suspension) takes neither; and one made with either never gets the
- * provider's DIM, even once retuned without them.
+ * provider's DIM, even once ib_ocq_set_tune() takes them away.
  *
  * Context: process context.  Never concurrently with or after
  * ib_ocq_free_cq() of @cq; retunes of one CQ are serialised.
@@ -144,7 +144,7 @@ void ib_ocq_read_tune(struct ib_ocq *ocq, struct ib_ocq_tune *t)
  * it, -ENOMEM if software DIM's state could not be allocated.  On an error
  * nothing changed.
  */
-int ib_ocq_tune(struct ib_cq *cq, const struct ib_ocq_tune *t)
+int ib_ocq_set_tune(struct ib_cq *cq, const struct ib_ocq_tune *t)
 {
 	struct ib_ocq *ocq;
 
@@ -161,14 +161,14 @@ int ib_ocq_tune(struct ib_cq *cq, const struct ib_ocq_tune *t)
 	mutex_unlock(&ocq->tune_lock);
 	return ret;
 }
-EXPORT_SYMBOL(ib_ocq_tune);
+EXPORT_SYMBOL(ib_ocq_set_tune);
 
 /**
  * ib_ocq_get_tune - read an ordered CQ's moderation
  * @cq: a CQ of ocq's
- * @t: filled in: what the CQ was made with, or the last ib_ocq_tune()
+ * @t: filled in: what the CQ was made with, or the last ib_ocq_set_tune()
  *
- * For a ULP that changes one setting: read, change, ib_ocq_tune() (two
+ * For a ULP that changes one setting: read, change, ib_ocq_set_tune() (two
  * such ULP threads must agree between themselves, as for any setting).
  *
  * Context: process context.
@@ -312,7 +312,7 @@ static const struct file_operations ib_ocq_tune_fops = {
  *
  * Reads "defer_usecs=N defer_polls=N dim=0|1 suspend_usecs=N", the
  * moderation in force; a write of some of those pairs retunes the CQ
- * (ib_ocq_tune()), or fails with its error and changes nothing.  Root
+ * (ib_ocq_set_tune()), or fails with its error and changes nothing.  Root
  * only; the OCQ's teardown removes it first and waits for its writers.
  *
  * Context: process context.

@@ -1491,7 +1491,7 @@ void World::notified(int ret)
 // --- the host's retunes ---
 
 /*
- * The host's retunes (ModeInfo::tune): ocq_engine_tune(), as ib_ocq_tune()
+ * The host's retunes (ModeInfo::tune): ocq_engine_tune(), as ib_ocq_set_tune()
  * calls it (never two at once), twice: to a moderation, then back.  The
  * first at any time (tune-suspend: once a busy poll suspended, or the busy
  * polls are over); the second once a CQ run deferred its re-arm after a
