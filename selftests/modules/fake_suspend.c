@@ -421,9 +421,20 @@ static bool fake_sus_stream(struct fake_sus *h, u32 n)
 	return fake_sus_wait_all(h);
 }
 
-/* Everything pushed was delivered once, in order; the counts agree. */
-static bool fake_sus_all_ok(struct fake_sus *h, const struct ib_ocq_stats *s)
+/*
+ * Everything pushed was delivered once, in order; the counts agree.  A run
+ * counts what it dispatched after its last done() returned, so @s, read
+ * just after that done(), may lag it: it is read again until it counts
+ * every completion pushed, for a second at most.
+ */
+static bool fake_sus_all_ok(struct fake_sus *h, struct ib_ocq_stats *s)
 {
+	unsigned long end = jiffies + HZ;
+
+	while (s->completions < h->pushed && time_before(jiffies, end)) {
+		usleep_range(1000, 2000);
+		ib_ocq_get_stats(h->ocq, s);
+	}
 	return fake_sus_check(h,
 			      atomic_long_read(&h->delivered) == h->pushed &&
 				      s->completions == h->pushed,
