@@ -358,6 +358,7 @@ void fake_push_batch(struct fake_flow *f, u32 n);
 void fake_add_next(struct fake_flow *f, int wc_flags);
 bool fake_finished(struct fake_run *r);
 u64 fake_pushed(struct fake_run *r);
+void fake_stats_settled(struct ib_ocq *ocq, struct ib_ocq_stats *s, u64 expect);
 bool fake_wait_delivered(struct fake_run *r, unsigned int bound_ms);
 bool fake_wait_armed(struct fake_cq *fcq, unsigned int bound_ms);
 void fake_wait_quiet(struct fake_cq *fcq);

@@ -775,7 +775,7 @@ static int fake_race_cycle(struct fake_run *r, struct fake_dev *fdev,
 	fake_cq_quiesce(r->fcq);
 	ib_ocq_pause(r->ocq);
 	fake_wait_quiet(r->fcq);
-	ib_ocq_get_stats(r->ocq, &s);
+	fake_stats_settled(r->ocq, &s, r->fcq->pushed);
 	*pauses += s.pauses;
 	if (!fake_check(r, !ocq_compat_lease_resumes(&s),
 			"no postponed arm ended by the lease"))

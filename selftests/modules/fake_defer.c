@@ -233,21 +233,10 @@ static void fake_dfr_free(struct fake_dfr *h)
 	h->fcq = NULL;
 }
 
-/*
- * The OCQ's counters once they count every completion pushed, or after a
- * second: a run counts what it dispatched after its last done() returned
- * (ib_ocq_get_stats()), so a read just after that done() may lag it.
- */
+/* The OCQ's counters once they count every completion pushed. */
 static void fake_dfr_stats(struct fake_dfr *h, struct ib_ocq_stats *s)
 {
-	unsigned long end = jiffies + HZ;
-
-	for (;;) {
-		ib_ocq_get_stats(h->ocq, s);
-		if (s->completions >= h->pushed || time_after(jiffies, end))
-			return;
-		usleep_range(1000, 2000);
-	}
+	fake_stats_settled(h->ocq, s, h->pushed);
 }
 
 /* The next push has a request free, and the stream is not too far ahead. */

@@ -503,6 +503,31 @@ u64 fake_pushed(struct fake_run *r)
 	return n;
 }
 
+/**
+ * fake_stats_settled() - read an OCQ's counters once they count @expect
+ * @ocq: the ordered CQ
+ * @s: where the counters go
+ * @expect: completions that done() has seen
+ *
+ * A run counts what it dispatched after its last done() returned
+ * (ib_ocq_get_stats()), so a read just after that done() may lag it by the
+ * run's batch.  Read again until @s counts @expect completions, for a
+ * second at most; a count still short after that is the caller's failure.
+ *
+ * Context: process context, may sleep.
+ */
+void fake_stats_settled(struct ib_ocq *ocq, struct ib_ocq_stats *s, u64 expect)
+{
+	unsigned long end = jiffies + HZ;
+
+	for (;;) {
+		ib_ocq_get_stats(ocq, s);
+		if (s->completions >= expect || time_after(jiffies, end))
+			return;
+		usleep_range(1000, 2000);
+	}
+}
+
 /*
  * Wait until the producers are done and every completion they pushed was
  * delivered.  Return false if progress stopped for @bound_ms first.
@@ -951,7 +976,7 @@ static void fake_direct_stats(struct fake_run *r, bool ok)
 	struct ib_ocq_stats s;
 
 	fake_pollers_stop(r);
-	ib_ocq_get_stats(r->ocq, &s);
+	fake_stats_settled(r->ocq, &s, r->fcq->pushed);
 	pr_info("# %s: direct: runs %llu empty_runs %llu polls %llu completions %llu contended %llu\n",
 		r->name, s.runs, s.empty_runs, s.polls, s.completions,
 		s.contended);
@@ -1064,7 +1089,7 @@ static void fake_stream_body(struct fake_run *r, bool expect_stall,
 	fake_cq_quiesce(r->fcq);
 	ib_ocq_pause(r->ocq);
 	fake_wait_quiet(r->fcq);
-	ib_ocq_get_stats(r->ocq, &s);
+	fake_stats_settled(r->ocq, &s, r->fcq->pushed);
 	if (!r->quiet || !ok)
 		fake_print_stats(r, &s);
 	if (!ok)

@@ -422,19 +422,13 @@ static bool fake_sus_stream(struct fake_sus *h, u32 n)
 }
 
 /*
- * Everything pushed was delivered once, in order; the counts agree.  A run
- * counts what it dispatched after its last done() returned, so @s, read
- * just after that done(), may lag it: it is read again until it counts
- * every completion pushed, for a second at most.
+ * Everything pushed was delivered once, in order; the counts agree (@s read
+ * again until they count every completion pushed, fake_stats_settled()).
  */
 static bool fake_sus_all_ok(struct fake_sus *h, struct ib_ocq_stats *s)
 {
-	unsigned long end = jiffies + HZ;
-
-	while (s->completions < h->pushed && time_before(jiffies, end)) {
-		usleep_range(1000, 2000);
-		ib_ocq_get_stats(h->ocq, s);
-	}
+	if (s->completions < h->pushed)
+		fake_stats_settled(h->ocq, s, h->pushed);
 	return fake_sus_check(h,
 			      atomic_long_read(&h->delivered) == h->pushed &&
 				      s->completions == h->pushed,
