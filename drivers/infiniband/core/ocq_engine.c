@@ -976,15 +976,20 @@ static unsigned int ocq_claim(struct ocq_engine *e, u32 *idx, unsigned int max)
 	s32 left;
 
 	do {
+		/*
+		 * @c may be another worker's claim, made after it saw a newer
+		 * @produced than this worker has: the kick of that publication
+		 * went to that worker, which may be in a long process(), so
+		 * this worker must see at least that @produced.  Pairs with
+		 * the fully ordered cmpxchg below, in that worker, whose
+		 * claim this read of @c (or the failed cmpxchg) returned.
+		 */
+		smp_rmb();
 		/* pairs with smp_store_release() in ocq_parallel_deliver() */
 		produced = smp_load_acquire(&e->produced);
 		/*
-		 * @claimed and @produced are loaded in no particular order, so
-		 * @produced may be older than @c.  Both only grow and @claimed
-		 * never passes @produced: only a slot strictly below @produced
-		 * was published, and a stale @produced reads as "none left".
-		 * The kick that follows every publication makes a worker
-		 * look again.
+		 * Both only grow and @claimed never passes @produced: only a
+		 * slot strictly below @produced was published.
 		 */
 		left = produced - (u32)c;
 		if (left <= 0)

@@ -216,15 +216,18 @@ std::vector<CaseSpec> all_cases()
 	v.push_back(c);
 	// weak memory: stale reads as the LKMM allows them (mm.cpp)
 	for (const char *m : {"strict", "flow", "parallel", "postpone", "teardown", "stall-flow",
-			      "stall-parallel"}) {
+			      "stall-flows", "stall-parallel", "parallel-wait"}) {
 		c = make_case(m, "iba-weak", std::string("weak/") + m);
 		c.stale_bound = 1;
 		c.budget = 0; /* the engine's: no yields, a smaller search */
 		/* 66 completions: slow executions */
 		if (!std::strcmp(m, "stall-parallel"))
 			c.schedules = 1200;
-		if (!std::strcmp(m, "stall-flow"))
+		if (!std::strcmp(m, "stall-flow") || !std::strcmp(m, "stall-flows"))
 			c.schedules = 3000;
+		/* a claim that reads @produced older than @claimed: bound 2 */
+		if (!std::strcmp(m, "parallel-wait"))
+			c.schedules = 30000;
 		v.push_back(c);
 	}
 	// the second lease tick while the ULP resumes and pauses again: it may

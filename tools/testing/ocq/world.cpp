@@ -118,7 +118,9 @@ int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 
 // The modes.  Two or three completions per execution give the search its
 // depth; the stall modes push one more than a domain ring holds
-// (OCQ_RING_MIN + 2) so that the CQ run must wait for room.  The defer
+// (OCQ_RING_MIN + 2) so that the CQ run must wait for room (stall-flows:
+// for two QPs alternating, so that a slot one domain frees is filled for the
+// other's QP).  The defer
 // modes run the deferred re-arm with defer_polls 2: the HCA adds all but
 // the last completion at any time, the last once the CQ run has tried to
 // arm after its deferral (deferral_over()).  defer-dim adds
@@ -155,6 +157,7 @@ const ModeInfo modes[] = {
 	{"postpone-in-done", SIM_STRICT, 3, 0, 0, 1, 4, 0, 0, 0, 0, 0, 0, 0},
 	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"stall-flows", SIM_FLOW, 66, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
 	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
