@@ -507,7 +507,7 @@ u64 fake_pushed(struct fake_run *r)
  * fake_stats_settled() - read an OCQ's counters once they count @expect
  * @ocq: the ordered CQ
  * @s: where the counters go
- * @expect: completions that done() has seen
+ * @expect: the completions pushed, every one of them seen by done()
  *
  * A run counts what it dispatched after its last done() returned
  * (ib_ocq_get_stats()), so a read just after that done() may lag it by the

@@ -225,9 +225,12 @@ std::vector<CaseSpec> all_cases()
 			c.schedules = 1200;
 		if (!std::strcmp(m, "stall-flow") || !std::strcmp(m, "stall-flows"))
 			c.schedules = 3000;
-		/* a claim that reads @produced older than @claimed: bound 2 */
+		/*
+		 * a claim that reads @produced older than @claimed: bound 2,
+		 * 26562 schedules in when it was found
+		 */
 		if (!std::strcmp(m, "parallel-wait"))
-			c.schedules = 30000;
+			c.schedules = 40000;
 		v.push_back(c);
 	}
 	// the second lease tick while the ULP resumes and pauses again: it may
