@@ -252,6 +252,7 @@ struct fake_flow {
  * @abrupt: free it halfway through the stream, undrained
  * @undelivered: completions abrupt frees left undelivered
  * @max_gap: longest time without a done(), in jiffies
+ * @rescues: fake_lossy: what the last stream's watchdog rescued
  * @quiet: print nothing but failures
  * @pauser: the pause/resume kthread
  * @pause_calls: ib_ocq_pause() calls of the test (A)
@@ -292,6 +293,7 @@ struct fake_run {
 	u32 dim_tail;
 	u64 undelivered;
 	unsigned long max_gap;
+	u64 rescues;
 	struct task_struct *pauser;
 	atomic_long_t pause_calls;
 	int alloc_ret;

@@ -351,8 +351,7 @@ static void fake_check_concurrent(struct fake_run *r,
 static void fake_check_lossy(struct fake_run *r, const struct ib_ocq_stats *s)
 {
 	fake_check(r, r->fcq->dropped > 0, "events were dropped");
-	if (r->attr.watchdog_ms)
-		fake_check(r, s->rescues > 0, "the watchdog rescued");
+	r->rescues = s->rescues; /* fake_run_lossy() checks it */
 }
 
 static void fake_check_perpetual(struct fake_run *r,

@@ -126,8 +126,12 @@ module_param(lose_every, uint, 0444);
 MODULE_PARM_DESC(lose_every,
 		 "lose one completion event in N on purpose; 0: none");
 
-/* lose_every: how long the drain waits for a deferral to end in an arm */
-#define RT_ARM_SETTLE_MS 50
+/*
+ * lose_every: before the drain, the OCQ's runs must have stopped for this
+ * long (looked at every RT_IDLE_STEP_MS), for a second at most
+ */
+#define RT_IDLE_MS 30
+#define RT_IDLE_STEP_MS 10
 
 static unsigned int pause_every;
 module_param(pause_every, uint, 0444);
@@ -1539,6 +1543,32 @@ static void rt_verdicts(struct rt_ctx *ctx, struct rt_ktap *k)
 	rt_result(k, rt_stats_ok(ctx, &sum), name, "stats");
 }
 
+/*
+ * lose_every: wait until the OCQ's runs and polls have not moved for
+ * RT_IDLE_MS, for a second at most.  An OCQ whose runs stopped, neither
+ * paused nor postponing its arm, has armed its CQ (a deferral ends in an
+ * arm once its timer's polls find nothing), so the drain's first
+ * completion raises an event.
+ */
+static void rt_wait_idle(struct rt_ctx *ctx)
+{
+	unsigned long end = jiffies + HZ;
+	struct ib_ocq_stats s;
+	u64 runs = 0, polls = 0;
+	unsigned int quiet = 0;
+
+	if (!ctx->ocq)
+		return;
+	while (quiet < RT_IDLE_MS / RT_IDLE_STEP_MS &&
+	       time_before(jiffies, end)) {
+		msleep(RT_IDLE_STEP_MS);
+		ib_ocq_get_stats(ctx->ocq, &s);
+		quiet = s.runs == runs && s.polls == polls ? quiet + 1 : 0;
+		runs = s.runs;
+		polls = s.polls;
+	}
+}
+
 /* ---- scenarios ---- */
 
 /* Stream, act, drain; false if the drain leaked. */
@@ -1578,7 +1608,7 @@ static bool rt_stream(struct rt_ctx *ctx, struct rt_ktap *k)
 	 * and found by the watchdog, however few the stream raised.
 	 */
 	if (lose_every)
-		msleep(RT_ARM_SETTLE_MS);
+		rt_wait_idle(ctx);
 	ok = !rt_drain(ctx);
 	rt_result(k, ok, name, "drain");
 	return !rt_leaked;

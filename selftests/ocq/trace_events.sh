@@ -5,16 +5,16 @@
 # events/ib_ocq/ enabled through tracefs, an IB_OCQ_STRICT stream over rxe0
 # (ocq_test_rxe.ko test=strict) whose OCQ yields (budget 4), defers its re-arm
 # (defer_usecs 100), is paused and resumed from done() (every 64th receive) and
-# loses one completion event in 2 on purpose (the deferral leaves few events, as
-# few as one in 4000 completions: the module lets the CQ arm before its drain, whose
-# completion raises one more), healed by the watchdog (10 ms), must
-# log as many ocq_event as the OCQ counted events, as many ocq_run of unit 0 as
-# runs, as many ocq_yield as yields, ocq_pause as pauses and ocq_defer as defers,
-# ocq_poll entries whose n add up to the completions and whose number lies between
-# runs and polls (+1: the last run may still be polling when the module reads the
-# counters), and ocq_rescue entries adding up to the rescues; and each of those
-# counts must be non-zero, so that an event that is no longer traced, or no longer
-# counted, fails the comparison.
+# loses one completion event in 2 on purpose (the deferral leaves few events, as few
+# as one in 4000 completions: before its drain the module waits until the OCQ's runs
+# stop, its CQ armed, so that the drain's completion raises one more), healed by the
+# watchdog (10 ms), must log as many ocq_event as the OCQ counted events, as many
+# ocq_run of unit 0 as runs, as many ocq_yield as yields, ocq_pause as pauses and
+# ocq_defer as defers, ocq_poll entries whose n add up to the completions and whose
+# number lies between runs and polls (+1: the last run may still be polling when the
+# module reads the counters), and ocq_rescue entries adding up to the rescues; and
+# each of those counts must be non-zero, so that an event that is no longer traced,
+# or no longer counted, fails the comparison.
 . /selftests/lib/ksft.sh
 
 T=/sys/kernel/tracing
