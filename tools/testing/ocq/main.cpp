@@ -233,6 +233,23 @@ std::vector<CaseSpec> all_cases()
 			c.schedules = 40000;
 		v.push_back(c);
 	}
+	// the race check with every fence a point of the schedule and no stale
+	// read, so that the search reaches its preemptions within the budget.
+	// return-flows: slots a domain gives back while the CQ run, with no
+	// room left and no wait, takes them: the CQ run's write of a slot must
+	// happen after done()'s read, which only the give-back's release
+	// orders when the domain's next fence comes after the CQ run's
+	c = make_case("return-flows", "iba-weak", "races/return-flows");
+	c.races = true;
+	c.budget = 0;
+	c.schedules = 6000; /* the race without the release: 3192 in */
+	v.push_back(c);
+	// parallel-publish: a worker still in its pass claims a slot between
+	// the CQ run's store of produced and its kick: its process() must see
+	// the CQ run's copy, which only that store's release orders
+	c = make_case("parallel-publish", "iba-weak", "races/parallel-publish");
+	c.races = true;
+	v.push_back(c);
 	// the second lease tick while the ULP resumes and pauses again: it may
 	// end the first pause, never the second
 	v.push_back(make_case("lease-race", "iba-weak"));

@@ -36,8 +36,11 @@
 //
 // Plain accesses are not seen: a plain store to a tracked location is
 // found at its next shimmed access (the memory differs from the latest
-// store) and taken as a store that every context sees.  A load chooses
-// among the latest store and at most MAX_BACK older ones.
+// store) and taken as a store that every context sees, a context that
+// makes its first access later as well.  A load chooses among the latest
+// store and at most MAX_BACK older ones.  A fence runs in the step of the
+// access before it, unless the case makes fences points of the schedule
+// (mm_reset()'s @fence_points: CaseSpec::races).
 //
 // Plain data handed between contexts (a ring slot, the poll batch) is
 // checked for data races instead, as the LKMM defines them: two accesses
@@ -112,6 +115,8 @@ struct Model {
 	std::vector<Loc> locs;
 	std::vector<CtxView> ctxs;
 	View sc; // the global fence view
+	View plain; // the plain stores found: every context sees them
+	bool fence_points = false; // a fence is a point of the schedule
 	std::map<int, View> chans;
 	std::vector<Watch> watches;
 	std::string race; // the first data race found
@@ -179,8 +184,14 @@ CtxView *self()
 
 	if (!g.on || !s || s->self() < 0)
 		return nullptr;
-	if (g.ctxs.size() <= (size_t)s->self())
+	if (g.ctxs.size() <= (size_t)s->self()) {
+		size_t from = g.ctxs.size();
+
+		/* a context's first access sees the plain stores found before it */
 		g.ctxs.resize(s->self() + 1);
+		for (size_t i = from; i < g.ctxs.size(); i++)
+			g.ctxs[i].cur = g.plain;
+	}
 	return &g.ctxs[s->self()];
 }
 
@@ -202,8 +213,11 @@ int loc_of(const volatile void *p, int size)
 	}
 	Loc &l = g.locs[it->second];
 	if (l.hist.back().val != mem) {
-		// a plain store: every context sees it
+		// a plain store: every context sees it, and every later one
 		l.hist.push_back({mem, {}});
+		if (g.plain.size() <= (size_t)it->second)
+			g.plain.resize(it->second + 1, 0);
+		g.plain[it->second] = (uint32_t)l.hist.size() - 1;
 		for (CtxView &c : g.ctxs) {
 			if (c.cur.size() <= (size_t)it->second)
 				c.cur.resize(it->second + 1, 0);
@@ -290,10 +304,11 @@ void append(CtxView *c, int id, uint64_t v, View msg, volatile void *p)
 
 } // namespace
 
-void mm_reset(bool on)
+void mm_reset(bool on, bool fence_points)
 {
 	g = Model();
 	g.on = on;
+	g.fence_points = fence_points;
 }
 
 long mm_stale_reads()
@@ -542,6 +557,14 @@ int ocq_mm_cmpxchg(volatile void *p, int size, unsigned long *old, unsigned long
 
 void ocq_mm_fence(int order)
 {
+	/*
+	 * Fence points: another context may run between a relaxed access and
+	 * the fence after it, so that a full fence of its own comes first.
+	 */
+	if (g.fence_points && self())
+		ocq_sim_point(order == OCQ_MM_FULL    ? "smp_mb" :
+			      order == OCQ_MM_ACQUIRE ? "smp_rmb" :
+							"smp_wmb");
 	if (CtxView *c = self())
 		fence(c, order);
 }

@@ -9,8 +9,9 @@
 namespace ocq_sim {
 
 // Start an execution: forget every location; @on: model weak memory (else
-// every shimmed access is a plain sequentially consistent one).
-void mm_reset(bool on);
+// every shimmed access is a plain sequentially consistent one);
+// @fence_points: every fence is a point of the schedule as well.
+void mm_reset(bool on, bool fence_points = false);
 // Loads that returned a store older than the latest, this execution.
 long mm_stale_reads();
 // Memory [p, p + n) is new or freed: forget its locations.

@@ -19,6 +19,8 @@ namespace {
 
 // reuse-*: what the HCA adds before it waits for done() to sleep
 const int OCQ_SIM_FIRST_BURST = 16;
+// return-flows: QP 2's completions, one full batch of the CQ run (OCQ_BATCH)
+const int OCQ_SIM_FULL_BATCH = 16;
 // suspension: the ULP's busy polls, and the budget of each
 const int OCQ_SIM_BUSY_POLLS = 3;
 const unsigned int OCQ_SIM_BUSY_BUDGET = 16;
@@ -120,7 +122,9 @@ int sim_req_notify_cq(struct ib_cq *cq, enum ib_cq_notify_flags flags)
 // depth; the stall modes push one more than a domain ring holds
 // (OCQ_RING_MIN + 2) so that the CQ run must wait for room (stall-flows:
 // for two QPs alternating, so that a slot one domain frees is filled for the
-// other's QP).  The defer
+// other's QP; return-flows: a full batch of QP 2, then QP 1's, one more
+// than the pool holds, so that the CQ run looks for room while QP 2's
+// domain gives its slots back).  The defer
 // modes run the deferred re-arm with defer_polls 2: the HCA adds all but
 // the last completion at any time, the last once the CQ run has tried to
 // arm after its deferral (deferral_over()).  defer-dim adds
@@ -158,6 +162,8 @@ const ModeInfo modes[] = {
 	{"stall-flow", SIM_FLOW, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 	{"stall-parallel", SIM_PARALLEL, 66, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 	{"stall-flows", SIM_FLOW, 66, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
+	{"return-flows", SIM_FLOW, 65, 1, 0, 0, 0, 0, 0, 8, 0, 0, 0, 0},
+	{"parallel-publish", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 9, 0, 0, 0, 0},
 	{"bench-pattern1", SIM_STRICT, 3, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0},
 	{"bench-engine", SIM_STRICT, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0},
 	{"parallel-wait", SIM_PARALLEL, 2, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0},
@@ -256,6 +262,12 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 		 */
 		if (mi_.two_flows && (mi_.wait_next == 2 || mi_.busy))
 			comps_[i].flow = i == pushes_ - 1;
+		/*
+		 * return-flows: a full batch of QP 2, then QP 1 only, whose
+		 * domain is the first that an idle look reads
+		 */
+		if (mi_.wait_next == 8)
+			comps_[i].flow = i < OCQ_SIM_FULL_BATCH;
 	}
 	deferrer_ = mi_.defer || mi_.tune == 1;
 	dimmer_ = mi_.defer_dim || mi_.tune == 3;
@@ -265,7 +277,7 @@ World::World(const CaseSpec &spec, Chooser &chooser, size_t step_cap, bool trace
 	watchdog_ctx_ = spec_.provider == "lossy" && !spec_.no_watchdog;
 	handoff_ = spec_.cq_hops || mi_.busy;
 	g_allocs = 0;
-	mm_reset(spec_.stale_bound > 0);
+	mm_reset(spec_.stale_bound > 0 || spec_.races, spec_.races);
 	g_rcu_readers = 0;
 	ocq_sim_bug = spec_.bug;
 	if (mi_.pattern1)
@@ -539,6 +551,11 @@ void World::arrival(int i)
 		sched_.wait(
 			"hca: wait until the group before was dispatched",
 			[this, i] { return (int)dispatched_.size() == i; }, true);
+	/* parallel-publish: seq 1 once a worker is in process(seq 0) */
+	if (mi_.wait_next == 9 && i == 1)
+		sched_.wait(
+			"hca: wait until process(seq 0) runs", [this] { return processed_[0] > 0; },
+			false);
 	if (mi_.wait_next != 2 || mi_.engine != SIM_PARALLEL)
 		return;
 	if (i == 1)
@@ -2061,6 +2078,21 @@ void World::process(struct ib_wc *wc)
 		sched_.wait(
 			"process(seq 0) waits for process(seq 1)",
 			[this] { return processed_[1] > 0; }, false);
+	/*
+	 * parallel-publish: process() of seq 0 returns once the CQ run made
+	 * seq 1 claimable, so that its worker, still in its pass, may claim
+	 * seq 1 before any kick for it
+	 */
+	if (mi_.wait_next == 9 && c->seq == 0)
+		sched_.wait(
+			"process(seq 0) waits until seq 1 is produced",
+			[this] {
+				long claimed, produced;
+
+				sim_engine_claims(engine_, &claimed, &produced);
+				return produced > 1;
+			},
+			false);
 	step("process() returns");
 }
 

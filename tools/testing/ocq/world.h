@@ -31,6 +31,9 @@ struct CaseSpec {
 	bool expect_failure = false; // a seeded bug or a negative control
 	std::string expect;	     // the property it must break ("lost wakeup")
 	unsigned stale_bound = 0;    // weak memory: stale reads per execution
+	bool races = false;	     // the memory model's race check and a
+				     // schedule point at every fence, with
+				     // loads of the latest store (stale_bound 0)
 	int budget = -1;	     // the engine's budget; -1: the mode's
 	long schedules = 0;	     // the case's own schedule budget; 0: --budget
 	bool no_watchdog = false;    // lossy provider without its safety net
@@ -77,7 +80,9 @@ struct ModeInfo {
 				// 6: groups of 2, 4 and 4 completions for
 				// IB_OCQ_DEFER_DIM's threshold (producer());
 				// 7: a burst, once the CQ was first armed,
-				// which the busy poller waits for
+				// which the busy poller waits for;
+				// 8: a full batch of QP 2, then QP 1's
+				// (return-flows)
 				// (busy_poller()); its budget is 1
 	unsigned int defer;	// deferred re-arm: defer_polls (0: off); the
 				// HCA adds its last completion only once the
