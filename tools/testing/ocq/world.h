@@ -80,10 +80,13 @@ struct ModeInfo {
 				// 6: groups of 2, 4 and 4 completions for
 				// IB_OCQ_DEFER_DIM's threshold (producer());
 				// 7: a burst, once the CQ was first armed,
-				// which the busy poller waits for;
+				// which the busy poller waits for
+				// (busy_poller()); its budget is 1;
 				// 8: a full batch of QP 2, then QP 1's
-				// (return-flows)
-				// (busy_poller()); its budget is 1
+				// (return-flows);
+				// 9: seq 1 once process(seq 0) runs, which
+				// returns once seq 1 is produced
+				// (parallel-publish)
 	unsigned int defer;	// deferred re-arm: defer_polls (0: off); the
 				// HCA adds its last completion only once the
 				// CQ run armed after deferring (or the timer

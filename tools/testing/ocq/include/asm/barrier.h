@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Shim of <asm/barrier.h>.  The barriers are fences of the weak memory
- * model (mm.cpp), not scheduling points: smp_mb() and
+ * model (mm.cpp), scheduling points only in the races/ cases
+ * (CaseSpec::races): smp_mb() and
  * smp_mb__{before,after}_atomic() full fences, smp_rmb() an acquire fence,
  * smp_wmb() a release fence.  smp_load_acquire() and smp_store_release()
  * access shared memory, so they are scheduling points.
