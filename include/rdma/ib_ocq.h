@@ -191,12 +191,11 @@ enum ib_ocq_mode {
  * @defer_polls: with @defer_usecs: 0 for %IB_OCQ_DEFAULT_DEFER_POLLS, at
  *	most %IB_OCQ_MAX_DEFER_POLLS; must be 0 without it
  * @suspend_usecs: consumer-driven suspension, NAPI's irq_suspend_timeout:
- *	the ULP may poll the CQ itself with ib_ocq_busy_poll(); one that
- *	takes completions leaves the CQ unarmed, so no completion event comes
- *	while the ULP keeps polling and finding work.  If it does not poll
- *	again within @suspend_usecs, a timer's run arms the CQ (with
- *	@defer_usecs, defers as any run).  A busy poll that finds nothing
- *	arms it at once.  0 (the default): ib_ocq_busy_poll() is refused.  At
+ *	the ULP may poll the CQ itself with ib_ocq_busy_poll(), which never
+ *	arms it, found work or not: no completion event starts a run while
+ *	the ULP keeps polling.  Once it has not polled for @suspend_usecs, a
+ *	timer's run arms the CQ (with @defer_usecs, defers as any run).
+ *	0 (the default): ib_ocq_busy_poll() is refused.  At
  *	most %IB_OCQ_MAX_SUSPEND_USECS; not with %IB_OCQ_POSTPONE_ARM or
  *	%IB_OCQ_DEFER_DIM, and only on %IB_POLL_WORKQUEUE and
  *	%IB_POLL_UNBOUND_WORKQUEUE (an %IB_POLL_DIRECT CQ is polled with
@@ -275,7 +274,8 @@ struct ib_ocq_tune {
  *	another caller polling and returned 0; otherwise ib_ocq_busy_poll()
  *	calls that found a run of the CQ and returned -EBUSY
  * @busy_polls: ib_ocq_busy_poll() calls that polled the CQ
- * @suspends: of those, the ones that left the CQ unarmed (suspended)
+ * @suspends: of those, the ones that left the CQ to the suspension's timer
+ *	(all but those a provider's failure or a pause ended)
  *
  * An %IB_POLL_DIRECT CQ counts @runs (calls that polled), @empty_runs,
  * @polls, @completions and @contended only.

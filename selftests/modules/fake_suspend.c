@@ -7,7 +7,8 @@
  * comes keeps the CQ's events off after the first, takes the completions
  * itself and delivers each once, in order; once it stops, the timer's run
  * arms the CQ and the next completion comes through an event; an empty
- * busy poll leaves an armed CQ alone and arms a suspended one at once;
+ * busy poll arms nothing and keeps the suspension (NAPI's rule): the CQ
+ * stays unarmed while the ULP polls, and the timer's run arms it after;
  * ib_ocq_busy_poll() from done(), on a paused OCQ, without suspend_usecs,
  * with a bad budget or on a CQ ocq did not make is refused; bad attributes
  * are refused; busy polls racing events and a short timer lose, reorder
@@ -54,6 +55,9 @@
 #define FAKE_SUS_EVENT_RATIO 50
 /* busy polls a test makes at most to enter a suspension */
 #define FAKE_SUS_TRIES 20
+/* fake_sus_keep(): empty busy polls, the sleep between two */
+#define FAKE_SUS_KEEP_POLLS 30
+#define FAKE_SUS_KEEP_GAP_MS 10
 /* the race: a short suspension, the poller's naps up to twice as long */
 #define FAKE_SUS_RACE_USECS 20
 #define FAKE_SUS_RACE_STREAM 3000
@@ -439,7 +443,8 @@ static bool fake_sus_all_ok(struct fake_sus *h, struct ib_ocq_stats *s)
 
 /*
  * The busy polls the test counted are the OCQ's: every call that did not
- * return -EBUSY took the CQ unit, every -EBUSY is contended, and (strict)
+ * return -EBUSY took the CQ unit and suspended (NAPI's rule: found work or
+ * not; nothing here fails or pauses), every -EBUSY is contended, and (strict)
  * done() ran in the poller for each completion a call returned.
  */
 static bool fake_sus_counts_ok(struct fake_sus *h, const struct ib_ocq_stats *s)
@@ -448,8 +453,8 @@ static bool fake_sus_counts_ok(struct fake_sus *h, const struct ib_ocq_stats *s)
 			      "busy_polls counts the calls that polled") &&
 	       fake_sus_check(h, s->contended == h->ebusy,
 			      "contended counts the -EBUSY returns") &&
-	       fake_sus_check(h, s->suspends <= h->took,
-			      "a suspension only after taking completions") &&
+	       fake_sus_check(h, s->suspends == h->calls - h->ebusy,
+			      "every call that polled suspended, found work or not") &&
 	       fake_sus_check(h,
 			      h->mode != IB_OCQ_STRICT ||
 				      atomic_long_read(&h->by_caller) == h->got,
@@ -586,19 +591,84 @@ static void fake_sus_busy(struct fake_sus *h, struct fake_dev *fdev,
 }
 
 /*
- * (3) On an idle armed CQ an empty busy poll returns 0 and arms nothing;
- * after a busy poll that took a completion (the CQ unarmed, the timer of
- * the longest suspension pending, the completion's event come and gone)
- * an empty one arms the CQ before it returns, and the timer then queues
- * no run.
+ * Busy polls that find nothing, one every FAKE_SUS_KEEP_GAP_MS of a
+ * suspension of h->usecs, for FAKE_SUS_KEEP_POLLS polls: none arms the CQ,
+ * and no run comes between two of them that came within half the
+ * suspension of each other (the host may delay a sleep: a longer gap is
+ * counted as late, not checked); at least half of them must be on time.
+ */
+static bool fake_sus_keep(struct fake_sus *h, const char *name)
+{
+	struct ib_ocq_stats prev, now;
+	u64 last, gap, half = (u64)h->usecs * NSEC_PER_USEC / 2;
+	unsigned int i, late = 0, runs = 0;
+	bool ok = true;
+
+	fake_sus_stats(h, &prev);
+	last = ktime_get_ns();
+	for (i = 0; ok && i < FAKE_SUS_KEEP_POLLS; i++) {
+		msleep(FAKE_SUS_KEEP_GAP_MS);
+		fake_sus_stats(h, &now);
+		gap = ktime_get_ns() - last;
+		if (gap > half)
+			late++;
+		else if (now.runs != prev.runs || now.arms != prev.arms)
+			runs++;
+		ok = fake_sus_poll(h) &&
+		     fake_sus_check(h, h->last == 0, "an empty busy poll: 0");
+		last = ktime_get_ns();
+		fake_sus_stats(h, &prev);
+		ok = ok &&
+		     fake_sus_check(h, prev.arms == now.arms,
+				    "no busy poll arms the CQ") &&
+		     fake_sus_check(h, !fake_sus_armed(h),
+				    "the CQ unarmed while the ULP polls");
+	}
+	pr_info("# %s: %u empty busy polls, %u late, %u runs between two on time\n",
+		name, i, late, runs);
+	return ok && fake_sus_check(h, !runs, "no run while the ULP polls") &&
+	       fake_sus_check(h, 2 * late <= FAKE_SUS_KEEP_POLLS,
+			      "half of the polls on time");
+}
+
+/*
+ * No busy poll since: the timer's run polls and arms the CQ (after the
+ * longest suspension: the CQ may have stayed armed meanwhile).
+ */
+static bool fake_sus_timer_armed(struct fake_sus *h, const char *name,
+				 const struct ib_ocq_stats *s0)
+{
+	struct ib_ocq_stats s1;
+	bool armed;
+
+	msleep(2 * IB_OCQ_MAX_SUSPEND_USECS / USEC_PER_MSEC + 200);
+	armed = fake_wait_armed(h->fcq, fake_params.stall_ms);
+	fake_sus_stats(h, &s1);
+	pr_info("# %s: after the last busy poll: %llu runs, %llu arms, CQ %s\n",
+		name, s1.runs - s0->runs, s1.arms - s0->arms,
+		armed ? "armed" : "NOT armed");
+	return fake_sus_check(h, armed, "the CQ armed without a busy poll") &&
+	       fake_sus_check(h, s1.runs > s0->runs && s1.arms > s0->arms,
+			      "the timer's run armed it") &&
+	       fake_sus_all_ok(h, &s1);
+}
+
+/*
+ * (3) NAPI's rule: an empty busy poll keeps the suspension.  On an idle
+ * armed CQ, one returns 0, arms nothing and suspends; the CQ stays armed,
+ * and once the timer's delay passed without another, its run arms it
+ * again.  After a busy poll that took a completion (the CQ unarmed, its
+ * event come and gone), empty busy polls, each within a tenth of the
+ * suspension, keep it unarmed and no run comes; once they stop, the
+ * timer's run arms it.
  */
 static void fake_sus_empty(struct fake_sus *h, struct fake_dev *fdev,
 			   const struct fake_scenario *sc, struct fake_ktap *k)
 {
 	struct ib_ocq_stats s0, s1;
 	unsigned long end;
-	u64 arms, cb;
-	bool ok, armed;
+	u64 arms;
+	bool ok;
 
 	fake_sus_reset(h, IB_OCQ_STRICT, IB_POLL_WORKQUEUE,
 		       IB_OCQ_MAX_SUSPEND_USECS);
@@ -611,51 +681,31 @@ static void fake_sus_empty(struct fake_sus *h, struct fake_dev *fdev,
 	arms = h->fcq->arms;
 	ok = ok && fake_sus_poll(h);
 	fake_sus_stats(h, &s1);
-	pr_info("# empty_idle: returned %d, %llu arms, %llu fake CQ arms, %llu polls\n",
+	pr_info("# empty_idle: returned %d, %llu arms, %llu fake CQ arms, %llu suspends\n",
 		h->last, s1.arms - s0.arms, h->fcq->arms - arms,
-		s1.polls - s0.polls);
+		s1.suspends - s0.suspends);
 	ok = ok && fake_sus_check(h, h->last == 0, "an empty busy poll: 0") &&
 	     fake_sus_check(h, s1.busy_polls == s0.busy_polls + 1,
 			    "it polled") &&
 	     fake_sus_check(h, s1.arms == s0.arms && h->fcq->arms == arms,
 			    "no arm of a CQ still armed") &&
-	     fake_sus_check(h, s1.suspends == s0.suspends, "no suspension") &&
-	     fake_sus_check(h, fake_sus_armed(h), "the CQ still armed");
+	     fake_sus_check(h, s1.suspends == s0.suspends + 1,
+			    "it suspended") &&
+	     fake_sus_check(h, fake_sus_armed(h), "the CQ still armed") &&
+	     fake_sus_timer_armed(h, "empty_idle", &s1);
 	fake_result(k, ok, "empty_idle", NULL);
 
 	ok = ok && fake_sus_enter(h) &&
 	     fake_sus_check(h, !fake_sus_armed(h), "suspended: unarmed") &&
 	     fake_sus_check(h, fake_sus_wait_all(h), "delivered");
 	/* its event comes while the timer holds the run: only a kick */
-	cb = atomic_long_read(&h->fcq->callbacks);
 	end = jiffies + msecs_to_jiffies(fake_params.stall_ms);
 	while (ok && hrtimer_active(&h->fcq->soft) && time_before(jiffies, end))
 		usleep_range(100, 200);
+	ok = ok && fake_sus_keep(h, "empty_keeps_suspension");
 	fake_sus_stats(h, &s0);
-	ok = ok && fake_sus_poll(h);
-	armed = fake_sus_armed(h);
-	fake_sus_stats(h, &s1);
-	pr_info("# empty_after_suspend: returned %d, %llu arms, CQ %s, %ld events meanwhile\n",
-		h->last, s1.arms - s0.arms, armed ? "armed" : "NOT armed",
-		atomic_long_read(&h->fcq->callbacks) - (long)cb);
-	ok = ok && fake_sus_check(h, h->last == 0, "an empty busy poll: 0") &&
-	     fake_sus_check(h, armed, "the CQ armed when it returned") &&
-	     fake_sus_check(h, s1.arms > s0.arms, "it armed the CQ") &&
-	     fake_sus_check(h, s1.suspends == s0.suspends,
-			    "no suspension after an empty busy poll");
-	/* the timer, still pending, finds its run taken */
-	if (ok) {
-		msleep(2 * IB_OCQ_MAX_SUSPEND_USECS / USEC_PER_MSEC + 200);
-		fake_sus_stats(h, &s0);
-		pr_info("# empty_after_suspend: %llu runs after the timer's expiry\n",
-			s0.runs - s1.runs);
-		ok = fake_sus_check(h, s0.runs == s1.runs,
-				    "the timer queued no run") &&
-		     fake_sus_check(h, fake_sus_armed(h),
-				    "the CQ stays armed") &&
-		     fake_sus_all_ok(h, &s0);
-	}
-	fake_result(k, ok, "empty_after_suspend", NULL);
+	ok = ok && fake_sus_timer_armed(h, "empty_keeps_suspension", &s0);
+	fake_result(k, ok, "empty_keeps_suspension", NULL);
 	fake_sus_free(h);
 }
 

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ocq_test_rxe_defer - the deferred re-arm (&ib_ocq_attr.defer_usecs) on a
- * real provider: rxe0.
+ * ocq_test_rxe_defer - the deferred re-arm (&ib_ocq_attr.defer_usecs) and
+ * the consumer-driven suspension (&ib_ocq_attr.suspend_usecs) on a real
+ * provider: rxe0.
  *
  * A test module in the kselftest_module.h pattern: module init runs the
  * runs below on the device named by device= (rxe0), prints KTAP lines and
@@ -17,9 +18,17 @@
  * still posted must come back flushed, in order: nothing is lost.
  *
  * Each mode (strict with one pair, flow with %RDF_FLOW_PAIRS) streams twice
- * in one boot, on an OCQ without and then with the deferred re-arm.  With
- * it, the events per 1000 completions must be at most 1/%RDF_RATIO of those
- * without, and runs must have been deferred.
+ * in one boot, on an OCQ without and then with the moderation test= names:
+ *
+ * - defer: the deferred re-arm.  With it, the events per 1000 completions
+ *   must be at most 1/%RDF_RATIO of those without, and runs must have been
+ *   deferred.
+ * - busy: the suspension, and a kthread (the ULP) that calls
+ *   ib_ocq_busy_poll() for as long as the stream runs, napping
+ *   %RDF_BUSY_NAP_US after a poll that found nothing.  Taking no event while
+ *   it polls (NAPI's rule: an empty busy poll keeps the suspension), the
+ *   events per 1000 completions must be at most 1/%RDF_BUSY_RATIO of those
+ *   without, and the busy polls must have taken most completions.
  *
  * If the flushed completions do not all come, what done() may still use is
  * leaked on purpose and the module pinned: a failed test, never a use after
@@ -31,6 +40,7 @@
 #include <linux/completion.h>
 #include <linux/delay.h>
 #include <linux/jiffies.h>
+#include <linux/kthread.h>
 #include <linux/math64.h>
 #include <linux/module.h>
 #include <linux/mutex.h>
@@ -44,6 +54,10 @@
 static char *device = "rxe0";
 module_param(device, charp, 0444);
 MODULE_PARM_DESC(device, "RDMA device to run on");
+
+static char *test = "defer";
+module_param(test, charp, 0444);
+MODULE_PARM_DESC(test, "defer (the deferred re-arm) or busy (busy polls)");
 
 static unsigned int count = 8000;
 module_param(count, uint, 0444);
@@ -64,6 +78,15 @@ MODULE_PARM_DESC(count, "SENDs per run, over all its pairs");
 #define RDF_DEFER_POLLS 20
 /* with it, at most this fraction of the events per completion without */
 #define RDF_RATIO 2
+/*
+ * busy: the suspension, far longer than the poller's nap even when a busy
+ * host stretches it; what one busy poll takes at most; with it, at most
+ * this fraction of the events per completion without
+ */
+#define RDF_BUSY_USECS 5000
+#define RDF_BUSY_NAP_US 20
+#define RDF_BUSY_BUDGET 64
+#define RDF_BUSY_RATIO 10
 /* a stream may be slow (TCG on a busy host), but fails after this without progress */
 #define RDF_STALL_TIMEOUT (20 * HZ)
 /* how long the flushed receives and a done() still running may take */
@@ -158,6 +181,10 @@ struct rdf_pair {
  * @mode: the OCQ's mode
  * @nr_pairs: QP pairs
  * @defer_usecs: &ib_ocq_attr.defer_usecs
+ * @busy_usecs: &ib_ocq_attr.suspend_usecs; the stream is busy-polled
+ * @poller: the busy-polling kthread, while the stream runs
+ * @busy_got: completions the busy polls took (@poller)
+ * @busy_bad: busy polls that returned an error but -EBUSY (@poller)
  * @dev: the device
  * @pd: the PD
  * @ocq: the OCQ
@@ -177,6 +204,10 @@ struct rdf_run {
 	enum ib_ocq_mode mode;
 	unsigned int nr_pairs;
 	unsigned int defer_usecs;
+	unsigned int busy_usecs;
+	struct task_struct *poller;
+	u64 busy_got;
+	u32 busy_bad;
 	struct ib_device *dev;
 	struct ib_pd *pd;
 	struct ib_ocq *ocq;
@@ -549,6 +580,7 @@ static int rdf_setup(struct rdf_run *r)
 		.mode = r->mode,
 		.defer_usecs = r->defer_usecs,
 		.defer_polls = r->defer_usecs ? RDF_DEFER_POLLS : 0,
+		.suspend_usecs = r->busy_usecs,
 	};
 	/* everything outstanding at once, twice over */
 	int nr_cqe = 2 * r->nr_pairs * (RDF_WINDOW + RDF_NRECV);
@@ -601,6 +633,52 @@ static int rdf_pair_start(struct rdf_queue *s, struct rdf_queue *q)
 			s->wrs[i - 1].send.next = &s->wrs[i].send;
 	}
 	return ib_post_send(s->qp, &s->wrs[0].send, NULL);
+}
+
+/*
+ * The ULP's busy polls, for as long as the stream runs: again at once
+ * after a poll that took completions, after a nap otherwise (-EBUSY: an
+ * event's run holds the CQ and dispatches).
+ */
+static int rdf_poller(void *arg)
+{
+	struct rdf_run *r = arg;
+	int n;
+
+	while (!kthread_should_stop()) {
+		n = ib_ocq_busy_poll(ib_ocq_cq(r->ocq), RDF_BUSY_BUDGET);
+		if (n > 0) {
+			r->busy_got += n;
+			cond_resched();
+			continue;
+		}
+		if (n < 0 && n != -EBUSY && !r->busy_bad++)
+			pr_info("# %s: ib_ocq_busy_poll: %d\n", r->name, n);
+		usleep_range(RDF_BUSY_NAP_US, 2 * RDF_BUSY_NAP_US);
+	}
+	return 0;
+}
+
+static int rdf_poller_start(struct rdf_run *r)
+{
+	struct task_struct *t;
+
+	if (!r->busy_usecs)
+		return 0;
+	t = kthread_run(rdf_poller, r, "ocq_rdf_poll");
+	if (IS_ERR(t))
+		return PTR_ERR(t);
+	r->poller = t;
+	return 0;
+}
+
+/* Before the flush and the free: ib_ocq_busy_poll() must not race them. */
+static void rdf_poller_stop(struct rdf_run *r)
+{
+	if (!r->poller)
+		return;
+	kthread_stop(r->poller);
+	r->poller = NULL;
 }
 
 /* Wait for the stream while it makes progress; false after a stall. */
@@ -723,8 +801,17 @@ static bool rdf_verdicts(struct rdf_run *r, struct rdf_ktap *k, bool streamed,
 		   "counted");
 	if (r->defer_usecs)
 		rdf_result(k, s->defers > 0, r->name, "deferred");
-	else
+	else if (!r->busy_usecs)
 		rdf_result(k, !s->defers, r->name, "never_deferred");
+	if (r->busy_usecs) {
+		pr_info("# %s: busy polls %llu took %llu completions, suspends %llu, contended %llu\n",
+			r->name, s->busy_polls, r->busy_got, s->suspends,
+			s->contended);
+		rdf_result(k,
+			   !r->busy_bad && s->suspends > 0 &&
+				   2 * r->busy_got > s->completions,
+			   r->name, "busy_polls_took_most");
+	}
 	return settled;
 }
 
@@ -735,9 +822,9 @@ static bool rdf_run_one(struct rdf_run *r, struct rdf_ktap *k)
 	unsigned int i;
 	int ret;
 
-	pr_info("# %s: mode %d, %u pair(s), %u SENDs each, defer_usecs %u defer_polls %u\n",
+	pr_info("# %s: mode %d, %u pair(s), %u SENDs each, defer_usecs %u defer_polls %u suspend_usecs %u\n",
 		r->name, r->mode, r->nr_pairs, r->total, r->defer_usecs,
-		r->defer_usecs ? RDF_DEFER_POLLS : 0);
+		r->defer_usecs ? RDF_DEFER_POLLS : 0, r->busy_usecs);
 	atomic_set(&r->pending, 2 * r->total * r->nr_pairs);
 	init_completion(&r->streamed);
 	ret = rdf_setup(r);
@@ -746,12 +833,14 @@ static bool rdf_run_one(struct rdf_run *r, struct rdf_ktap *k)
 		rdf_teardown(r);
 		return true;
 	}
+	ret = rdf_poller_start(r);
 	for (i = 0; i < r->nr_pairs && !ret; i++)
 		ret = rdf_pair_start(&r->pairs[i].sq, &r->pairs[i].rq);
 	if (ret)
 		pr_info("# %s: posting failed: %d\n", r->name, ret);
 	else
 		streamed = rdf_wait_stream(r);
+	rdf_poller_stop(r);
 	rdf_read_stats(r);
 	settled = rdf_flush(r);
 	if (!rdf_verdicts(r, k, streamed, settled)) {
@@ -770,13 +859,15 @@ static u64 rdf_per_k(const struct ib_ocq_stats *s)
 	return div64_u64(s->events * 1000, max(s->completions, 1ULL));
 }
 
-/* @mode without, then with the deferred re-arm: compare the events. */
+/* @mode without, then with test='s moderation: compare the events. */
 static void rdf_mode(struct ib_device *dev, struct rdf_ktap *k,
 		     enum ib_ocq_mode mode, const char *mname,
-		     unsigned int nr_pairs)
+		     unsigned int nr_pairs, bool busy)
 {
+	const char *with = busy ? "busy" : "defer";
 	struct rdf_run *r[2];
 	unsigned int i;
+	bool fewer;
 
 	for (i = 0; i < 2; i++) {
 		r[i] = kzalloc(sizeof(*r[i]), GFP_KERNEL);
@@ -784,11 +875,12 @@ static void rdf_mode(struct ib_device *dev, struct rdf_ktap *k,
 			rdf_result(k, false, mname, "alloc");
 			goto out;
 		}
-		snprintf(r[i]->name, sizeof(r[i]->name), "%s_%s", mname,
-			 i ? "defer" : "no_defer");
+		snprintf(r[i]->name, sizeof(r[i]->name), "%s_%s%s", mname,
+			 i ? "" : "no_", with);
 		r[i]->mode = mode;
 		r[i]->nr_pairs = nr_pairs;
-		r[i]->defer_usecs = i ? RDF_DEFER_USECS : 0;
+		r[i]->defer_usecs = i && !busy ? RDF_DEFER_USECS : 0;
+		r[i]->busy_usecs = i && busy ? RDF_BUSY_USECS : 0;
 		r[i]->dev = dev;
 		r[i]->total = max(count / nr_pairs, 1U);
 	}
@@ -798,14 +890,16 @@ static void rdf_mode(struct ib_device *dev, struct rdf_ktap *k,
 			goto out;
 		}
 	}
-	pr_info("# %s: events per 1000 completions: %llu without, %llu with defer_usecs %u (%llu and %llu runs)\n",
-		mname, rdf_per_k(&r[0]->stats), rdf_per_k(&r[1]->stats),
-		RDF_DEFER_USECS, r[0]->stats.runs, r[1]->stats.runs);
+	pr_info("# %s: events per 1000 completions: %llu without, %llu with %s (%llu and %llu runs)\n",
+		mname, rdf_per_k(&r[0]->stats), rdf_per_k(&r[1]->stats), with,
+		r[0]->stats.runs, r[1]->stats.runs);
 	/* events per completion, cross-multiplied */
-	rdf_result(k,
-		   r[1]->stats.events * r[0]->stats.completions * RDF_RATIO <
-			   r[0]->stats.events * r[1]->stats.completions,
-		   mname, "fewer_events_with_defer");
+	fewer = r[1]->stats.events * r[0]->stats.completions *
+			(busy ? RDF_BUSY_RATIO : RDF_RATIO) <
+		r[0]->stats.events * r[1]->stats.completions;
+	rdf_result(k, fewer, mname,
+		   busy ? "fewer_events_busy_polled" :
+			  "fewer_events_with_defer");
 out:
 	kfree(r[0]);
 	kfree(r[1]);
@@ -815,14 +909,15 @@ static int __init rdf_init(void)
 {
 	struct rdf_ktap k = {};
 	int ret;
+	bool busy = !strcmp(test, "busy");
 
-	if (count < RDF_MIN_COUNT)
+	if (count < RDF_MIN_COUNT || (!busy && strcmp(test, "defer")))
 		return -EINVAL;
 	ret = ib_register_client(&rdf_client);
 	if (ret)
 		return ret;
 	pr_info("KTAP version 1\n");
-	pr_info("# device=%s count=%u cpus=%u\n", device, count,
+	pr_info("# device=%s test=%s count=%u cpus=%u\n", device, test, count,
 		num_online_cpus());
 	mutex_lock(&rdf_lock);
 	if (!rdf_dev) {
@@ -830,10 +925,10 @@ static int __init rdf_init(void)
 		k.skipped++;
 		pr_info("ok 1 defer # SKIP device %s not present\n", device);
 	} else {
-		rdf_mode(rdf_dev, &k, IB_OCQ_STRICT, "strict", 1);
+		rdf_mode(rdf_dev, &k, IB_OCQ_STRICT, "strict", 1, busy);
 		if (!rdf_leaked)
 			rdf_mode(rdf_dev, &k, IB_OCQ_FLOW, "flow",
-				 RDF_FLOW_PAIRS);
+				 RDF_FLOW_PAIRS, busy);
 	}
 	mutex_unlock(&rdf_lock);
 	pr_info("1..%u\n", k.nr);
@@ -854,5 +949,6 @@ static void __exit rdf_exit_module(void)
 
 module_init(rdf_init);
 module_exit(rdf_exit_module);
-MODULE_DESCRIPTION("ordered completion queues on rxe: the deferred re-arm");
+MODULE_DESCRIPTION(
+	"ordered completion queues on rxe: the deferred re-arm and busy polls");
 MODULE_LICENSE("Dual BSD/GPL");

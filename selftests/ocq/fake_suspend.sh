@@ -7,9 +7,10 @@
 # the first (at most one per 50 completions), the busy polls take most completions,
 # suspend the CQ, are counted (busy_polls, contended, suspends), and everything is
 # delivered once and in order; once the polls stop, the timer's run arms the CQ and a new
-# completion comes through one event and a run.  An empty busy poll on an idle armed CQ
-# returns 0 and arms nothing; after a suspension it arms the CQ before it returns and the
-# timer then queues no run.  ib_ocq_busy_poll() from done() is -EBUSY (contended), on a
+# completion comes through one event and a run.  An empty busy poll keeps the suspension
+# (NAPI's rule): on an idle armed CQ it returns 0, arms nothing and suspends, and the
+# timer's run arms the CQ after; after a suspension, empty busy polls within a tenth of it
+# keep the CQ unarmed with no run between them, and once they stop the timer's run arms it.  ib_ocq_busy_poll() from done() is -EBUSY (contended), on a
 # paused OCQ -EAGAIN, without suspend_usecs or on IB_POLL_DIRECT -EOPNOTSUPP, with a budget
 # of 0 or less, no CQ or a CQ ocq did not make -EINVAL.  suspend_usecs above its limit,
 # with a postponed arm or IB_OCQ_DEFER_DIM, on IB_POLL_SOFTIRQ or IB_POLL_DIRECT is refused

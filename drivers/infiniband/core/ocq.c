@@ -1216,18 +1216,15 @@ EXPORT_SYMBOL(ib_ocq_resume);
  *
  * Consumer-driven suspension: takes the CQ's run as an event's run would,
  * unless one holds it, and dispatches what it takes as that run does
- * (%IB_OCQ_STRICT: done() here, in CQ order).  If it took completions the
- * CQ stays unarmed, and no completion event comes while the ULP keeps
- * calling this and finding work; if the ULP does not call it again within
- * &ib_ocq_attr.suspend_usecs, a run from the OCQ's timer arms the CQ.  If
- * its first look found nothing, it arms the CQ, with the poll that the
- * arm policy makes before the arm: what that poll takes is dispatched and
- * counted, and if the arm is confirmed the call returns it with the CQ
- * armed; if the provider reports missed events (%IB_PN_REPOLL) the call
- * goes on polling and, having taken completions, leaves the CQ suspended
- * as above.  Either way, whichever side stops first,
- * nothing is lost or dispatched out of order (what checks that: see
- * Documentation/design.rst, "Consumer-driven suspension").
+ * (%IB_OCQ_STRICT: done() here, in CQ order).  It never arms the CQ,
+ * whether or not it found work (NAPI's rule with irq_suspend_timeout): the
+ * CQ is suspended, and no completion event starts a run while the ULP
+ * keeps calling this; once it has not called it for
+ * &ib_ocq_attr.suspend_usecs, a run from the OCQ's timer polls and arms
+ * the CQ.  A CQ still armed when the call began stays armed, but its
+ * event waits for the next call or the timer.  Whichever side stops
+ * first, nothing is lost or dispatched out of order (what checks that:
+ * see Documentation/design.rst, "Consumer-driven suspension").
  * Never concurrently with or after ib_ocq_free_cq() of @cq.
  *
  * A provider that fails the poll or the arm leaves the CQ to a delayed run

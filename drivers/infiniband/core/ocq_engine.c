@@ -1199,15 +1199,6 @@ static void ocq_defer_adapt(struct ocq_engine *e)
 	}
 }
 
-/*
- * A busy poll, the CQ drained: suspend (leave it unarmed under the timer)
- * if the busy poll took completions; if it took none, end the suspension.
- */
-static bool ocq_suspend_due(struct ocq_engine *e, int n)
-{
-	return e->busy_got + n > 0;
-}
-
 /* What one ocq_poll() took and asked of the provider. */
 static void ocq_poll_account(struct ocq_engine *e, int n,
 			     const struct ocq_pn_count *cnt)
@@ -1218,7 +1209,6 @@ static void ocq_poll_account(struct ocq_engine *e, int n,
 	e->wc_pos = 0;
 	e->wc_cnt = max(n, 0);
 	e->defer_got += e->wc_cnt;
-	e->busy_got += e->wc_cnt;
 	WRITE_ONCE(e->taken, e->taken + e->wc_cnt);
 }
 
@@ -1226,14 +1216,16 @@ static void ocq_poll_account(struct ocq_engine *e, int n,
  * Take the next batch from the CQ into e->wcs, and arm the CQ once it is
  * drained, unless the arm is postponed (no resume taken by this pass), the
  * domains hold work, the arm is deferred (e->defer_got: completions
- * taken since the last confirmed arm or deferral), or @suspend (a busy
- * poll) took completions.  Return what the poll came to.
+ * taken since the last confirmed arm or deferral), or @suspend: a busy
+ * poll never arms, whether or not it took completions (NAPI's rule: the
+ * suspension lasts while the ULP polls; the timer's run arms once it has
+ * stopped).  Return what the poll came to.
  */
 static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool suspend)
 {
 	struct ocq_pn_count cnt = { .polls = 1 };
 	enum ib_pn_status st = IB_PN_MORE;
-	bool postpone = false, busy = false, defer = false, armed = false;
+	bool postpone = false, busy = false, defer = false;
 	int n;
 
 	/*
@@ -1256,21 +1248,19 @@ static enum ocq_step ocq_poll(struct ocq_engine *e, bool resumed, bool suspend)
 		goto out;
 	}
 	/*
-	 * Too few completions to defer (e->defer_min): this poll's are
-	 * handed on as a batch of their own, and the next poll, which finds
-	 * the count still short, arms.
+	 * A busy poll, drained or empty, defers: the suspension goes on
+	 * (ocq_suspend()).  A run with too few completions to defer
+	 * (e->defer_min) hands this poll's on as a batch of their own, and
+	 * the next poll, which finds the count still short, arms.
 	 */
-	if (defer && suspend) {
-		defer = ocq_suspend_due(e, n);
-		/* nothing taken since the run's confirmed arm */
-		armed = !defer && !n && e->armed;
-	} else if (defer && n > 0 && e->defer_got + n < e->defer_min) {
-		st = IB_PN_MORE;
-	} else if (defer) {
-		defer = ocq_defer_due(e, e->defer_got + n);
+	if (defer && !suspend) {
+		if (n > 0 && e->defer_got + n < e->defer_min)
+			st = IB_PN_MORE;
+		else
+			defer = ocq_defer_due(e, e->defer_got + n);
 	}
 	/* a deferred run's last empty poll: poll again and arm */
-	if (!postpone && !busy && !defer && !armed)
+	if (!postpone && !busy && !defer)
 		n = __ib_poll_and_notify(e->cq, OCQ_BATCH, e->wcs, e->policy,
 					 &st, &cnt);
 out:
@@ -1431,8 +1421,7 @@ static void ocq_tune_apply(struct ocq_engine *e, int tune)
  * later sets OCQ_KICK and OCQ_RESUMED again for the next pass.  Only this
  * clears OCQ_RESUMED; a pass that ends without arming gives its resume
  * back, so that the run that goes on arms.  @suspend: a busy poll's hold,
- * which suspends rather than arms after taking completions, and is not
- * counted as a run.
+ * which suspends rather than arms, and is not counted as a run.
  */
 static enum ocq_step ocq_cq_passes(struct ocq_engine *e, bool suspend,
 				   unsigned int budget, unsigned int *taken)
@@ -1721,18 +1710,16 @@ static bool ocq_busy_take(struct ocq_engine *e)
  *
  * Takes the CQ unit as a run would, unless a run holds it, and dispatches
  * what it takes as a run does (in %IB_OCQ_STRICT, done() in the caller).
- * If it took completions, the CQ is left unarmed and the host's timer
- * holds the unit (ops->suspend): no completion event while the ULP keeps
- * polling and finding work; a poll that takes the unit from the timer
- * starts it again, and if none comes the timer's run arms the CQ.  If it
- * took none, it arms the CQ (a CQ still armed since its last arm is left
- * as it is) and releases the unit, as a run does; what the arming poll
- * takes is dispatched, with the CQ armed if the arm was confirmed, and if
- * the provider reported missed events (%IB_PN_REPOLL) the busy poll goes
- * on and, having taken completions, suspends.  A provider that fails the
- * poll or the arm hands the unit to a delayed run (ops->schedule_later), as
- * a run backs off; a pause that lands meanwhile ends the busy poll as it
- * ends a run.
+ * Whether or not it took completions, it never arms the CQ: it leaves the
+ * unit to the host's timer (ops->suspend), so that no completion event
+ * starts a run while the ULP keeps polling, found work or not (NAPI's
+ * rule).  A poll that takes the unit from the timer starts it again; once
+ * none has come for the timer's delay, the timer's run polls and arms the
+ * CQ.  A CQ still armed from an earlier run stays armed: its event's kick
+ * waits for the next busy poll or the timer.  A provider that fails the
+ * poll hands the unit to a delayed run (ops->schedule_later), as a run
+ * backs off; a pause that lands meanwhile ends the busy poll as it ends a
+ * run.
  *
  * Context: the ULP's context, never concurrently with ocq_engine_disable().
  * Return: the completions taken, or -EBUSY if a run held the CQ unit,
@@ -1755,7 +1742,6 @@ int ocq_engine_busy_poll(struct ocq_engine *e, unsigned int budget)
 		return -EBUSY;
 	}
 	WRITE_ONCE(e->busy_polls, e->busy_polls + 1);
-	e->busy_got = 0;
 	/* after OCQ_WAIT the unit is released: nothing of e's is ours */
 	step = ocq_cq_passes(e, true, budget, &taken);
 	if (step == OCQ_BACKOFF)

@@ -143,10 +143,10 @@ struct ocq_engine;
  *	then the delay, then the CQ unit again (the delay may have queued it).
  *	When the delay ends the host calls ocq_engine_timer(), and queues the
  *	run only if that returns true.
- * @suspend: needed for &ib_ocq_attr.suspend_usecs; a busy poll that found
- *	work ends with the CQ unarmed and OCQ_RUN kept for the timer: (re)start
- *	the timer of @defer with the suspension's delay.  Called by the busy
- *	poll, from the ULP's context.
+ * @suspend: needed for &ib_ocq_attr.suspend_usecs; a busy poll, found
+ *	work or not, ends without arming the CQ and with OCQ_RUN kept for the
+ *	timer: (re)start the timer of @defer with the suspension's delay.
+ *	Called by the busy poll, from the ULP's context.
  * @serial: the host runs every unit on the CPU that queued it, one run
  *	after another (irq_poll): a domain run stops every IB_OCQ_HOL_DONES
  *	done() calls while a run of the CQ unit is queued, and requeues
@@ -298,7 +298,6 @@ struct ocq_slot {
  * @defers: runs that ended with the arm deferred (C)
  * @busy_polls: busy polls that took the CQ unit (C)
  * @suspends: busy polls that ended with the CQ suspended (C)
- * @busy_got: completions the busy poll took so far (C)
  * @provider_errors: failed polls and arms the run backed off from (C)
  * @defer_idle: deferred re-arm: runs in a row that found nothing, since
  *	the last completion taken or confirmed arm (C)
@@ -383,7 +382,6 @@ struct ocq_engine {
 	u64 defers;
 	u64 busy_polls;
 	u64 suspends;
-	unsigned int busy_got;
 	u64 provider_errors;
 	unsigned int defer_idle;
 	unsigned int defer_min;

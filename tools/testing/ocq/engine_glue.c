@@ -278,7 +278,8 @@ void sim_engine_watch(const struct ocq_engine *e,
 	char name[64];
 
 	watch(e->wcs, OCQ_BATCH * sizeof(*e->wcs), "the poll batch");
-	watch(&e->busy_got, sizeof(e->busy_got), "the busy poll's count");
+	watch(&e->armed, sizeof(e->armed), "the CQ's armed mark");
+	watch(&e->defer_got, sizeof(e->defer_got), "the deferral's count (defer_got)");
 	watch(&e->tune_now, sizeof(e->tune_now), "the moderation applied (tune_now)");
 	watch(&e->defer_polls, sizeof(e->defer_polls), "the deferral's defer_polls");
 	watch(&e->flags, sizeof(e->flags), "the engine's flags");

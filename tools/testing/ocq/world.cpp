@@ -486,8 +486,8 @@ void World::producer()
 		 * Deferred re-arm: the last completion lands once the CQ run
 		 * tried to arm after its deferral, so that an arm that never
 		 * comes strands it.  An idle wait: if the arm never comes,
-		 * check_terminal() says so.  Not with busy polls, whose arms
-		 * are no CQ run's (suspend-defer).
+		 * check_terminal() says so.  Not with busy polls, which hold
+		 * the CQ unit between the runs (suspend-defer).
 		 */
 		if (mi_.defer && !mi_.busy && !mi_.wait_next && i == pushes_ - 1)
 			sched_.wait(
@@ -1150,8 +1150,8 @@ void World::defer()
 }
 
 /*
- * ops->suspend(): hrtimer_start() by a busy poll that took completions and
- * leaves the CQ unarmed, the CQ unit's run held for the timer.
+ * ops->suspend(): hrtimer_start() by a busy poll, found work or not (an
+ * empty one keeps the suspension), the CQ unit's run held for the timer.
  */
 void World::suspend()
 {
@@ -1159,8 +1159,6 @@ void World::suspend()
 	suspend_calls_++;
 	if (!in_busy_poll())
 		fail("suspend: ops->suspend() called outside a busy poll");
-	else if (!(bp_found_ + bp_last_got_))
-		fail("suspend: a busy poll that took no completion suspended the CQ's events");
 	bp_suspended_ = true;
 	mm_release(MM_CH_TIMER);
 	if (timer_pending_)
@@ -1230,10 +1228,8 @@ int World::busy_call()
 	bp_found_ = 0;
 	bp_last_got_ = 0;
 	bp_polls_ = 0;
-	bp_armed_ = false;
 	bp_suspended_ = false;
 	bp_failed_ = false;
-	bp_refused_ = 0;
 	bp_handed_ = false;
 	bp_floor_ = floor;
 	ret = sim_engine_busy_poll(engine_, busy_budget());
@@ -1260,12 +1256,10 @@ unsigned int World::busy_budget() const
 /*
  * What a busy poll returned (@ret) and left: the completions its polls
  * took, less than its budget and a batch more (it stops polling once it
- * took its budget, in whole batches); with none, the CQ armed (by an arm
- * it confirmed, or still armed since the last) or an event on its way;
- * with some, the CQ suspended (ops->suspend()), the run parked (a domain's
- * progress kicks it), or the CQ armed by the poll that took them
- * (ib_poll_and_notify()'s, just before an arm it confirmed: notified()).
- * Or, either way, its hold handed to a delayed run after a verb failed
+ * took its budget, in whole batches); and, found work or not, the CQ
+ * suspended (ops->suspend(): an empty busy poll keeps the suspension, and
+ * never arms: notified()), or the run parked (a domain's progress kicks
+ * it), or its hold handed to a delayed run after a verb failed
  * (busy_handoff()): that run goes on.  Checked as the busy poll returns:
  * the unit was released (or held for the timer, or queued) by its last
  * step.
@@ -1273,7 +1267,6 @@ unsigned int World::busy_budget() const
 void World::busy_check(int ret)
 {
 	long took = bp_found_ + bp_last_got_;
-	bool armed = prov_->armed() || prov_->pending() || prov_->in_flight();
 	bool parked = sim_engine_parked(engine_) || bp_handed_;
 	long budget = (long)busy_budget();
 
@@ -1305,11 +1298,9 @@ void World::busy_check(int ret)
 		fail(fmt("busy poll: took %ld completion(s) with a budget of %ld: it stops once it "
 			 "took its budget",
 			 ret, budget));
-	else if (!ret && !armed && !parked)
-		fail("busy poll: took nothing and left the CQ unarmed, with no event on its way");
-	else if (ret && !bp_suspended_ && !bp_armed_ && !parked)
-		fail(fmt("busy poll: took %ld completion(s) and ended neither suspended, parked "
-			 "nor armed",
+	else if (!bp_suspended_ && !parked)
+		fail(fmt("busy poll: took %ld completion(s) and ended neither suspended nor "
+			 "parked (found work or not, a busy poll keeps the suspension)",
 			 ret));
 }
 
@@ -1342,17 +1333,16 @@ bool World::in_busy_poll() const
 
 /*
  * A busy poll queued a run of the CQ unit: its back-off (ocq_yield()) from
- * a provider that failed a verb, or refused an arm of the empty CQ
- * IB_POLL_ARM_TRIES times.  Its hold goes on in that run, as the engine
- * documents (ib_ocq_busy_poll()): the run is the next holder, and the
- * engine counts the back-off as a yield.
+ * a provider that failed a poll (it never arms).  Its hold goes on in that
+ * run, as the engine documents (ib_ocq_busy_poll()): the run is the next
+ * holder, and the engine counts the back-off as a yield.
  */
 void World::busy_handoff()
 {
 	bp_handed_ = true;
 	holder_ = -1;
 	units_[0].requeues++;
-	if (!bp_failed_ && bp_refused_ < sim_arm_tries())
+	if (!bp_failed_)
 		fail("busy poll: handed the CQ unit to a run, though no verb failed");
 }
 
@@ -1449,20 +1439,11 @@ void World::arm_flags(int flags)
 void World::notified(int ret)
 {
 	note_hold();
-	/*
-	 * A busy poll that took completions suspends: it never arms, but for
-	 * what ib_poll_and_notify()'s own poll, just before the arm, took.
-	 */
-	if (in_busy_poll() && bp_found_)
-		fail(fmt("busy poll: armed the CQ after it took %ld completion(s): it must "
-			 "suspend",
+	/* a busy poll never arms, found work or not: the timer's run does */
+	if (in_busy_poll())
+		fail(fmt("busy poll: armed the CQ after it took %ld completion(s): an empty "
+			 "busy poll keeps the suspension",
 			 bp_found_));
-	if (in_busy_poll() && ret == 0)
-		bp_armed_ = true;
-	if (in_busy_poll()) {
-		bp_failed_ |= ret < 0;
-		bp_refused_ += ret > 0;
-	}
 	if (mi_.busy && ret == 0)
 		idle_fires_ = 0;
 	if (!deferrer_ || !in_cq_run())

@@ -410,10 +410,8 @@ private:
 					// took, but the last poll's
 	long bp_last_got_ = 0;		// this busy poll: the last poll's
 	long bp_polls_ = 0;		// this busy poll: its polls
-	bool bp_armed_ = false;		// this busy poll: an arm confirmed
 	bool bp_suspended_ = false;	// this busy poll: ops->suspend()
 	bool bp_failed_ = false;	// this busy poll: a verb returned -errno
-	long bp_refused_ = 0;		// ... arms that returned > 0
 	bool bp_handed_ = false;	// ... it queued a run of the CQ unit
 					// (ocq_yield(): a back-off)
 	long busy_backoffs_ = 0;	// see Outcome::busy_backoffs

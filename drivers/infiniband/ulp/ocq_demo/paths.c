@@ -267,11 +267,12 @@ static int od_cq_create_seed(struct od_cq *dcq, struct ib_device *dev,
  * which keeps the CQ suspended (no completion events).  Between two polls
  * that found work it waits a quarter of the suspension's delay, so that
  * each poll finds a batch and the timer does not fire meanwhile.  A poll
- * that finds nothing arms the CQ (a CQ still armed is left so); the thread
- * polls on for OD_BUSY_SPIN_US at most (busy_poll_us if shorter), as a
- * socket's busy poll spins for its budget, so that the next completion is
- * more likely taken here than by an event's run; then it sleeps until a
- * run's done() says that work came through an event again.  -EBUSY (a run
+ * that finds nothing keeps the suspension too; the thread polls on for
+ * OD_BUSY_SPIN_US at most (busy_poll_us if shorter), as a socket's busy
+ * poll spins for its budget, so that the next completion is taken here;
+ * then it sleeps: busy_poll_us after its last poll the timer's run arms
+ * the CQ, and a run's done() wakes the thread once work came through an
+ * event again.  -EBUSY (a run
  * holds the CQ and dispatches, and its done() kicks this thread) and
  * -EAGAIN (paused) end the spin at once.  The sleep is bounded, so that a
  * wake-up lost to the unlocked flag costs a second at most; a wake-up that
