@@ -275,7 +275,8 @@ struct ib_ocq_tune {
  *	calls that found a run of the CQ and returned -EBUSY
  * @busy_polls: ib_ocq_busy_poll() calls that polled the CQ
  * @suspends: of those, the ones that left the CQ to the suspension's timer
- *	(all but those a provider's failure or a pause ended)
+ *	(all but those a provider's failure, a pause or, %IB_OCQ_FLOW, a full
+ *	pool of the domains ended)
  *
  * An %IB_POLL_DIRECT CQ counts @runs (calls that polled), @empty_runs,
  * @polls, @completions and @contended only.

@@ -454,7 +454,7 @@ static bool fake_sus_counts_ok(struct fake_sus *h, const struct ib_ocq_stats *s)
 	       fake_sus_check(h, s->contended == h->ebusy,
 			      "contended counts the -EBUSY returns") &&
 	       fake_sus_check(h, s->suspends == h->calls - h->ebusy,
-			      "every call that polled suspended, found work or not") &&
+			      "every call that polled suspended") &&
 	       fake_sus_check(h,
 			      h->mode != IB_OCQ_STRICT ||
 				      atomic_long_read(&h->by_caller) == h->got,

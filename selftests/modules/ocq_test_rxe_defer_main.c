@@ -949,6 +949,5 @@ static void __exit rdf_exit_module(void)
 
 module_init(rdf_init);
 module_exit(rdf_exit_module);
-MODULE_DESCRIPTION(
-	"ordered completion queues on rxe: the deferred re-arm and busy polls");
+MODULE_DESCRIPTION("ordered CQs on rxe: the deferred re-arm and busy polls");
 MODULE_LICENSE("Dual BSD/GPL");

@@ -1227,7 +1227,7 @@ EXPORT_SYMBOL(ib_ocq_resume);
  * see Documentation/design.rst, "Consumer-driven suspension").
  * Never concurrently with or after ib_ocq_free_cq() of @cq.
  *
- * A provider that fails the poll or the arm leaves the CQ to a delayed run
+ * A provider that fails the poll leaves the CQ to a delayed run
  * of the OCQ's, as a run backs off.  While the caller holds the CQ (it
  * may be preempted), no run dispatches; and while it is suspended, the
  * progress of a flow domain or process worker does not start a run as it

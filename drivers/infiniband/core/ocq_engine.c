@@ -455,10 +455,11 @@ static void ocq_defer(struct ocq_engine *e)
 }
 
 /*
- * Suspension: a busy poll that took completions ends with the CQ drained
- * (or its budget spent) and unarmed, and leaves OCQ_RUN to the timer: if
- * the ULP polls again before it fires, that poll takes the run and starts
- * the timer again; if not, the timer's run arms the CQ.
+ * Suspension: a busy poll, found work or not, ends with the CQ drained (or
+ * its budget spent) and not armed by it (one an earlier run armed stays
+ * armed), and leaves OCQ_RUN to the timer: if the ULP polls again before
+ * it fires, that poll takes the run and starts the timer again; if not,
+ * the timer's run arms the CQ.
  */
 static void ocq_suspend(struct ocq_engine *e)
 {

@@ -320,7 +320,7 @@ std::vector<CaseSpec> all_cases()
 	c = make_case("suspend-burst", "iba-weak");
 	c.schedules = 1000; /* 18 completions: long executions */
 	v.push_back(c);
-	// the double poll's arm, trusted by a busy poll that finds nothing
+	// the double poll's arm, made by the timer's runs between busy polls
 	c = make_case("suspend", "iba-weak", "policy/double-poll-suspend");
 	c.policy = SIM_ARM_DOUBLE_POLL;
 	v.push_back(c);
