@@ -90,6 +90,8 @@ extern struct fake_params fake_params;
 #define FAKE_WATCHDOG_LONG_MS 1000
 /* fake_lossy without the watchdog: streams to try until one stalls */
 #define FAKE_LOSSY_TRIES 5
+/* fake_weak: streams tried for an arm of a non-empty CQ that returns 1 */
+#define FAKE_WEAK_TRIES 10
 /*
  * fake_perpetual: stall bound.  The CQ run polls flat out (no return ever
  * proves the CQ armed) on a high priority worker, and the producer bound to
@@ -253,6 +255,9 @@ struct fake_flow {
  * @undelivered: completions abrupt frees left undelivered
  * @max_gap: longest time without a done(), in jiffies
  * @rescues: fake_lossy: what the last stream's watchdog rescued
+ * @arms_positive: fake_weak: the last stream's arms of a non-empty CQ that
+ *	returned 1
+ * @arms_voided: fake_weak: of those, the ones that left the CQ unarmed
  * @quiet: print nothing but failures
  * @pauser: the pause/resume kthread
  * @pause_calls: ib_ocq_pause() calls of the test (A)
@@ -294,6 +299,8 @@ struct fake_run {
 	u64 undelivered;
 	unsigned long max_gap;
 	u64 rescues;
+	u64 arms_positive;
+	u64 arms_voided;
 	struct task_struct *pauser;
 	atomic_long_t pause_calls;
 	int alloc_ret;
@@ -384,6 +391,8 @@ int fake_run_stream(struct fake_run *r, struct fake_dev *fdev,
 		    struct fake_ktap *k);
 int fake_run_dim(struct fake_run *r, struct fake_dev *fdev,
 		 struct fake_ktap *k);
+int fake_run_weak(struct fake_run *r, struct fake_dev *fdev,
+		  struct fake_ktap *k);
 int fake_run_lossy(struct fake_run *r, struct fake_dev *fdev,
 		   struct fake_ktap *k);
 int fake_run_pause(struct fake_run *r, struct fake_dev *fdev,

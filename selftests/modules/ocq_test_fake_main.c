@@ -219,12 +219,11 @@ MODULE_PARM_DESC(poll_ctx,
 
 /* --- per-scenario checks --- */
 
+/* fake_weak: what the stream met, for fake_run_weak() to judge */
 static void fake_check_weak(struct fake_run *r, const struct ib_ocq_stats *s)
 {
-	fake_check(r, r->fcq->positive > 0,
-		   "arming a non-empty CQ returned 1 at least once");
-	fake_check(r, r->fcq->voided > 0,
-		   "a 1 from arming left the CQ unarmed at least once");
+	r->arms_positive = r->fcq->positive;
+	r->arms_voided = r->fcq->voided;
 }
 
 /* fake_dim: DIM moderated the CQ, with its profiles only. */
@@ -396,7 +395,7 @@ static const struct fake_scenario fake_scenarios[] = {
 		.name = "fake_weak",
 		.sem = FAKE_VOID_ARM,
 		.check = fake_check_weak,
-		.run = fake_run_stream,
+		.run = fake_run_weak,
 	},
 	{
 		.name = "fake_dim",
