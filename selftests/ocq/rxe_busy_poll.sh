@@ -8,20 +8,6 @@
 # order (nothing lost); with it, the busy polls took most completions and suspended the
 # CQ, and the events per 1000 completions are at most a tenth of those without (an empty
 # busy poll keeps the suspension).
-. /selftests/lib/ksft.sh
+. /selftests/ocq/rxe_lib.sh
 
-loaded=
-if ! grep -q '^ib_ocq ' /proc/modules; then
-	insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
-	loaded=1
-fi
-[ -e /sys/class/infiniband/rxe0 ] || ksft_fail "no rxe0"
-rc=0
-insmod_test ocq_test_rxe_defer.ko test=busy || rc=$KSFT_FAIL
-live=$(ksft_ocq_count live) || live="no count"
-[ "$live" = 0 ] || { echo "FAIL: $live ordered CQ(s) still live"; rc=$KSFT_FAIL; }
-if [ -n "$loaded" ] && ! rmmod ib_ocq; then
-	echo "FAIL: rmmod ib_ocq"
-	rc=$KSFT_FAIL
-fi
-exit $rc
+rxe_module_test ocq_test_rxe_defer.ko test=busy

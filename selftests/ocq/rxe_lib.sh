@@ -9,6 +9,8 @@
 #                           RXE_OCQ_ARGS: more module parameters, e.g.
 #                           "poll_ctx=direct count=50000"
 #   ocq_ctx_tests CTX       the ocq_ctx_* tests of poll context CTX, then exit
+#   rxe_module_test KO ARG... run the test module KO with ARGs once, then exit: 0 if
+#                           it passed and left no ordered CQ live
 #
 # Loads ib_ocq.ko first unless it is loaded (and unloads it after), logs rxe0's
 # non-zero counters (RNR NAKs, retries, ...) and fails when an ordered CQ the tests
@@ -73,4 +75,24 @@ ocq_ctx_tests() {
 	[ -n "$loaded" ] && { rmmod ib_ocq || fail=1; }
 	[ $fail = 0 ] || exit $KSFT_FAIL
 	exit $KSFT_PASS
+}
+
+rxe_module_test() {
+	local ko=$1 loaded= rc=$KSFT_PASS live
+
+	shift
+	if ! grep -q '^ib_ocq ' /proc/modules; then
+		insmod /ko/ib_ocq.ko || ksft_fail "insmod ib_ocq.ko"
+		loaded=1
+	fi
+	[ -e /sys/class/infiniband/rxe0 ] || ksft_fail "no rxe0"
+	insmod_test "$ko" "$@" || rc=$KSFT_FAIL
+	rxe_ocq_counters
+	live=$(ksft_ocq_count live) || live="no count"
+	[ "$live" = 0 ] || { echo "FAIL: $live ordered CQ(s) still live"; rc=$KSFT_FAIL; }
+	if [ -n "$loaded" ] && ! rmmod ib_ocq; then
+		echo "FAIL: rmmod ib_ocq"
+		rc=$KSFT_FAIL
+	fi
+	exit $rc
 }
